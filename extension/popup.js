@@ -1,0 +1,491 @@
+// KnowledgeLens popup: ask about the page, watch the agent work, read the answer.
+//
+// The popup holds no run state of its own: it renders the backend's SessionView (from a
+// `snapshot`), applies the events of its own session on top, and re-reads a snapshot after
+// every reconnect and every finished run. Page text and model output are untrusted: they are
+// only ever written with textContent.
+
+import { BackendError, Connection } from './messaging.js';
+
+const el = Object.fromEntries(
+  [
+    'page', 'ask-form', 'question', 'max-steps', 'ask', 'stop', 'status', 'tokens', 'error',
+    'error-message', 'error-options', 'notices', 'history', 'turns', 'answer-section', 'asked',
+    'answer', 'answer-empty', 'export', 'open-options',
+  ].map((id) => [id, document.getElementById(id)]),
+);
+
+const TERMINAL = new Set(['completed', 'stopped', 'failed']);
+
+const PHASE_LABELS = {
+  thinking: 'Thinking',
+  executing: 'Using a tool',
+  analyzing: 'Analyzing',
+  synthesizing: 'Writing the answer',
+};
+
+/** Error kinds for which the fix is usually in the provider settings. */
+const SETTINGS_KINDS = new Set(['invalid_settings', 'network', 'auth', 'provider', 'http']);
+
+const state = {
+  /** @type {string|null} */ session: null,
+  /** @type {number|null} */ tabId: null,
+  /** @type {object|null} the SessionView being shown */ view: null,
+  connected: false,
+  askPending: false,
+  stopping: false,
+  /** Counts applied events, to notice a response that raced with them. */
+  eventSeq: 0,
+  /** An error from a request (not from the run itself), e.g. `busy`. */
+  /** @type {{kind: string, message: string}|null} */ requestError: null,
+  /** Snapshots rendered so far (exposed as data-snapshots, handy when debugging reconnects). */
+  snapshots: 0,
+};
+
+function emptyView(session) {
+  return {
+    session,
+    status: 'idle',
+    phase: null,
+    step: 0,
+    max_steps: Number(el['max-steps'].value) || 5,
+    usage: { input: 0, output: 0, budget: 0 },
+    budget_warned: false,
+    question: '',
+    answer: '',
+    partial: false,
+    error: null,
+    notices: [],
+    page: null,
+    turns: [],
+    tool: null,
+    updated_at: 0,
+  };
+}
+
+function normalizeView(view) {
+  const base = emptyView(state.session);
+  const merged = { ...base, ...(view || {}) };
+  merged.usage = { ...base.usage, ...(merged.usage || {}) };
+  merged.notices = Array.isArray(merged.notices) ? merged.notices : [];
+  merged.turns = Array.isArray(merged.turns) ? merged.turns : [];
+  merged.answer = merged.answer ?? '';
+  merged.question = merged.question ?? '';
+  return merged;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Target tab and session key (see the contract).
+
+function isExtensionUrl(url) {
+  return typeof url === 'string' && url.startsWith(`chrome-extension://`);
+}
+
+async function resolveTarget() {
+  const param = new URLSearchParams(location.search).get('tab');
+  if (param !== null && /^\d+$/.test(param)) {
+    const tabId = Number(param);
+    return { session: `tab:${tabId}`, tabId };
+  }
+  try {
+    const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+    const self = await chrome.tabs.getCurrent(); // set when this page is itself a tab
+    const url = tab?.url || tab?.pendingUrl;
+    if (tab && typeof tab.id === 'number' && tab.id >= 0 && tab.id !== self?.id && !isExtensionUrl(url)) {
+      return { session: `tab:${tab.id}`, tabId: tab.id };
+    }
+  } catch (err) {
+    console.warn('KnowledgeLens: could not find the active tab:', err);
+  }
+  return { session: 'popup', tabId: null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events and snapshots.
+
+function applyEvent(view, event) {
+  // Events from outside a run (e.g. a notice while starting) carry zeroed counters: keep ours.
+  if (typeof event.max_steps === 'number' && event.max_steps > 0) {
+    view.max_steps = event.max_steps;
+    if (typeof event.step === 'number') view.step = event.step;
+    if (event.usage) view.usage = { ...view.usage, ...event.usage };
+  }
+  switch (event.type) {
+    case 'run_started':
+      if (view.question && TERMINAL.has(view.status)) {
+        view.turns = [...view.turns, { question: view.question, answer: view.answer, status: view.status }];
+      }
+      // Notices of the new run may come just before this event: keep them (deduplicated on
+      // arrival); the snapshot fetched on run_started brings the exact list.
+      Object.assign(view, {
+        status: 'running', phase: null, tool: null, question: event.question ?? '', answer: '',
+        partial: false, error: null, budget_warned: false,
+      });
+      state.stopping = false;
+      break;
+    case 'step_started':
+      view.status = 'running';
+      view.tool = null;
+      break;
+    case 'thinking':
+    case 'analyzing':
+    case 'synthesizing':
+      view.phase = event.type;
+      view.tool = null;
+      break;
+    case 'executing':
+      view.phase = 'executing';
+      view.tool = event.tool ?? null;
+      break;
+    case 'tool_completed':
+    case 'tool_failed':
+      view.tool = null;
+      break;
+    case 'answer_delta':
+      view.answer = (view.answer || '') + (event.text ?? '');
+      break;
+    case 'answer_reset':
+      view.answer = '';
+      break;
+    case 'budget_warning':
+      view.budget_warned = true;
+      if (typeof event.budget === 'number') view.usage = { ...view.usage, budget: event.budget };
+      break;
+    case 'notice':
+      if (event.message && !view.notices.includes(event.message)) {
+        view.notices = [...view.notices, event.message];
+      }
+      break;
+    case 'completed':
+      Object.assign(view, { status: 'completed', answer: event.answer ?? view.answer, partial: !!event.partial });
+      break;
+    case 'stopped':
+      Object.assign(view, { status: 'stopped', answer: event.answer ?? view.answer });
+      break;
+    case 'failed':
+      Object.assign(view, { status: 'failed', error: event.error ?? null, answer: event.answer ?? view.answer });
+      break;
+    default:
+      break;
+  }
+  if (TERMINAL.has(view.status) && TERMINAL.has(event.type)) {
+    view.phase = null;
+    view.tool = null;
+    state.stopping = false;
+  }
+}
+
+/**
+ * A response captured before some events we already applied must not roll the view back.
+ * Keeps the live run fields when they are ahead of the response.
+ */
+function reconcile(incoming, live) {
+  if (!live || live.question !== incoming.question) return incoming;
+  if (TERMINAL.has(live.status) && incoming.status === 'running') {
+    return {
+      ...incoming,
+      status: live.status, phase: null, tool: null, answer: live.answer, partial: live.partial,
+      error: live.error, step: live.step, usage: live.usage, notices: live.notices,
+      budget_warned: live.budget_warned || incoming.budget_warned,
+    };
+  }
+  if (live.status === 'running' && incoming.status === 'running') {
+    const used = (u) => (u?.input ?? 0) + (u?.output ?? 0);
+    return {
+      ...incoming,
+      phase: live.phase,
+      tool: live.tool,
+      step: Math.max(live.step, incoming.step),
+      answer: live.answer.startsWith(incoming.answer) ? live.answer : incoming.answer,
+      usage: used(live.usage) > used(incoming.usage) ? live.usage : incoming.usage,
+      notices: live.notices.length > incoming.notices.length ? live.notices : incoming.notices,
+      budget_warned: live.budget_warned || incoming.budget_warned,
+    };
+  }
+  return incoming;
+}
+
+function adopt(view, seqAtRequest) {
+  const incoming = normalizeView(view);
+  state.view = state.eventSeq === seqAtRequest ? incoming : reconcile(incoming, state.view);
+}
+
+function onEvent(message) {
+  if (message.session !== state.session || !message.event) return;
+  state.view ??= emptyView(state.session);
+  state.eventSeq += 1;
+  applyEvent(state.view, message.event);
+  render();
+  // Re-read the authoritative view at the edges of a run (turns, page, notices). At the end,
+  // give the backend a moment to save the final state it has just announced.
+  if (message.event.type === 'run_started') void refresh();
+  if (TERMINAL.has(message.event.type)) setTimeout(() => void refresh(), 250);
+}
+
+async function refresh() {
+  const seq = state.eventSeq;
+  try {
+    const view = await connection.request('snapshot', { session: state.session });
+    adopt(view, seq);
+    state.snapshots += 1;
+    document.documentElement.dataset.snapshots = String(state.snapshots);
+    if (state.requestError?.kind === 'disconnected') state.requestError = null;
+    if (state.view.status !== 'running') state.stopping = false;
+  } catch (err) {
+    if (!(err instanceof BackendError && err.kind === 'disconnected')) showRequestError(err);
+  }
+  render();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actions.
+
+function showRequestError(err) {
+  state.requestError = {
+    kind: err?.kind ?? 'internal',
+    message: err?.message || String(err),
+  };
+  render();
+}
+
+function maxSteps() {
+  const value = Number(el['max-steps'].value);
+  if (!Number.isFinite(value)) return null;
+  return Math.min(10, Math.max(1, Math.round(value)));
+}
+
+async function ask() {
+  const question = el.question.value.trim();
+  if (!question) {
+    showRequestError({ kind: 'bad_request', message: 'Type a question first.' });
+    el.question.focus();
+    return;
+  }
+  if (state.askPending || state.view?.status === 'running') return;
+  const steps = maxSteps();
+  if (steps !== null) el['max-steps'].value = String(steps);
+  state.askPending = true;
+  state.requestError = null;
+  render();
+  const seq = state.eventSeq;
+  try {
+    const view = await connection.request('ask', {
+      session: state.session,
+      question,
+      tab_id: state.tabId,
+      max_steps: steps,
+    });
+    adopt(view, seq);
+    el.question.value = '';
+  } catch (err) {
+    showRequestError(err);
+  } finally {
+    state.askPending = false;
+    render();
+  }
+}
+
+async function stop() {
+  state.stopping = true;
+  render();
+  try {
+    const result = await connection.request('stop', { session: state.session });
+    if (!result?.stopping) state.stopping = false;
+  } catch (err) {
+    state.stopping = false;
+    showRequestError(err);
+  }
+  render();
+}
+
+async function exportTrajectory() {
+  el.export.disabled = true;
+  try {
+    const { filename, json } = await connection.request('export', { session: state.session });
+    const url = URL.createObjectURL(new Blob([json], { type: 'application/json' }));
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = filename || 'knowledgelens-trajectory.json';
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (err) {
+    showRequestError(err);
+  } finally {
+    el.export.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering (textContent only).
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function statusText(view) {
+  if (!state.connected && !state.view) return 'Connecting…';
+  if (state.askPending) return 'Starting…';
+  switch (view.status) {
+    case 'running': {
+      const parts = [state.stopping ? 'Stopping…' : PHASE_LABELS[view.phase] ?? 'Starting'];
+      if (view.step > 0) parts.push(`Step ${view.step} of ${view.max_steps}`);
+      if (view.tool) parts.push(`using ${view.tool}`);
+      return parts.join(' · ');
+    }
+    case 'completed':
+      return view.partial
+        ? `Completed with a partial answer after ${plural(view.step, 'step')}.`
+        : `Completed in ${plural(view.step, 'step')}.`;
+    case 'stopped':
+      return `Stopped after ${plural(view.step, 'step')}.`;
+    case 'failed':
+      return 'The run failed.';
+    default:
+      return state.connected ? 'Ready.' : 'Reconnecting…';
+  }
+}
+
+function renderPage(view) {
+  const page = view.page;
+  if (page && (page.title || page.url)) {
+    el.page.textContent = `Page: ${page.title || page.url}`;
+    el.page.title = page.url || '';
+  } else if (state.session === 'popup') {
+    el.page.textContent = 'No page selected: answers will not use page text.';
+    el.page.title = '';
+  } else {
+    el.page.textContent = 'Asks about the current tab.';
+    el.page.title = '';
+  }
+}
+
+function renderTokens(view) {
+  const used = (view.usage.input ?? 0) + (view.usage.output ?? 0);
+  const budget = view.usage.budget ?? 0;
+  el.tokens.textContent = `Tokens: ${used.toLocaleString('en-US')} / ${budget.toLocaleString('en-US')}`;
+  const warn = Boolean(view.budget_warned);
+  el.tokens.classList.toggle('warn', warn);
+  el.tokens.title = warn ? 'Close to the token budget: the answer may be cut short.' : '';
+}
+
+function renderError(view) {
+  const error = state.requestError ?? (view.status === 'failed' ? view.error : null);
+  el.error.hidden = !error;
+  if (!error) return;
+  el['error-message'].textContent = error.message || 'The run failed.';
+  const settingsRelated = view.status === 'failed' || SETTINGS_KINDS.has(error.kind);
+  el['error-options'].hidden = !settingsRelated || error.kind === 'busy' || error.kind === 'disconnected';
+}
+
+function renderNotices(view) {
+  el.notices.replaceChildren(
+    ...view.notices.map((text) => {
+      const item = document.createElement('li');
+      item.textContent = text;
+      return item;
+    }),
+  );
+  el.notices.hidden = view.notices.length === 0;
+}
+
+function renderTurns(view) {
+  el.turns.replaceChildren(
+    ...view.turns.map((turn) => {
+      const item = document.createElement('li');
+      const q = document.createElement('p');
+      q.className = 'turn-question';
+      q.textContent = turn.question ?? '';
+      const a = document.createElement('p');
+      a.className = 'turn-answer';
+      a.textContent = turn.answer || (turn.status === 'failed' ? '(no answer: the run failed)' : '(no answer)');
+      item.append(q, a);
+      return item;
+    }),
+  );
+  el.history.hidden = view.turns.length === 0;
+}
+
+function renderAnswer(view) {
+  el.asked.hidden = !view.question;
+  el.asked.textContent = view.question;
+  el.answer.textContent = view.answer;
+  const running = view.status === 'running';
+  el.answer.classList.toggle('streaming', running);
+  el['answer-section'].setAttribute('aria-busy', String(running));
+  el['answer-empty'].hidden = Boolean(view.question || view.answer);
+  el['answer-empty'].textContent = state.session === 'popup'
+    ? 'Ask a question to get an answer.'
+    : 'Ask a question to get an answer grounded in this page.';
+}
+
+function render() {
+  const view = state.view ?? emptyView(state.session);
+  const running = view.status === 'running' || state.askPending;
+  el.ask.disabled = running;
+  el.stop.disabled = view.status !== 'running' || state.stopping;
+  el['max-steps'].disabled = running;
+  el.status.textContent = statusText(view);
+  el.status.dataset.state = state.askPending ? 'running' : view.status;
+  renderPage(view);
+  renderTokens(view);
+  renderError(view);
+  renderNotices(view);
+  renderTurns(view);
+  renderAnswer(view);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring.
+
+const connection = new Connection({
+  onEvent,
+  onConnect: () => {
+    state.connected = true;
+    document.documentElement.dataset.connection = 'connected';
+    void refresh();
+  },
+  onDisconnect: () => {
+    state.connected = false;
+    document.documentElement.dataset.connection = 'reconnecting';
+    render();
+  },
+});
+
+function openOptions() {
+  chrome.runtime.openOptionsPage().catch((err) => showRequestError(err));
+}
+
+el['ask-form'].addEventListener('submit', (event) => {
+  event.preventDefault();
+  void ask();
+});
+el.question.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    el['ask-form'].requestSubmit();
+  }
+});
+el.question.addEventListener('input', () => {
+  if (state.requestError?.kind === 'bad_request' && el.question.value.trim()) {
+    state.requestError = null;
+    render();
+  }
+});
+el.stop.addEventListener('click', () => void stop());
+el.export.addEventListener('click', () => void exportTrajectory());
+el['open-options'].addEventListener('click', openOptions);
+el['error-options'].addEventListener('click', openOptions);
+
+async function main() {
+  const target = await resolveTarget();
+  state.session = target.session;
+  state.tabId = target.tabId;
+  document.documentElement.dataset.session = state.session;
+  render();
+  connection.start();
+  el.question.focus();
+}
+
+main().catch((err) => showRequestError(err));

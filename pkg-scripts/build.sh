@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Builds the unpacked extension in dist/ and dist/knowledgelens.zip (layout: extension/ copied
+# verbatim, plus dist/wasm/knowledgelens.js and dist/wasm/knowledgelens_bg.wasm).
+#
+#   pkg-scripts/build.sh [--force]
+#
+# Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). The Rust steps (cargo,
+# wasm-bindgen, wasm-opt) are skipped when src/, Cargo.toml and Cargo.lock are unchanged since
+# the last build (a hash in target/knowledgelens-wasm.stamp); --force runs them anyway.
+# extension/ is copied again on every run.
+set -euo pipefail
+
+export KL_SCRIPT=build
+# shellcheck source-path=SCRIPTDIR source=lib/common.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/ensure-tools.sh
+source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
+
+usage() { sed -n '2,9s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+force=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --force) force=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; kl_die "unknown argument: $1" ;;
+  esac
+  shift
+done
+
+cd "$KL_ROOT"
+started=$(kl_now)
+
+# Temporary directories to remove on exit, whatever the outcome.
+cleanup=()
+trap 'if [ ${#cleanup[@]} -gt 0 ]; then rm -rf "${cleanup[@]}"; fi' EXIT
+
+target_dir=${CARGO_TARGET_DIR:-$KL_ROOT/target}
+wasm_in="$target_dir/$KL_WASM_TARGET/release/knowledgelens.wasm"
+out_dir="$target_dir/knowledgelens-wasm" # optimized glue + wasm, kept between builds
+stamp="$target_dir/knowledgelens-wasm.stamp"
+wasm_opt="$KL_ROOT/node_modules/.bin/wasm-opt"
+# The features rustc enables by default for wasm32-unknown-unknown (Rust 1.95, LLVM 22):
+# `rustc --print cfg --target wasm32-unknown-unknown | grep target_feature`. wasm-opt rejects
+# a module that uses a feature it was not told about.
+# The strip flags drop what wasm-bindgen no longer needs (see CARGO_PROFILE_RELEASE_STRIP below).
+wasm_opt_flags=(-Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+  --enable-mutable-globals --enable-reference-types --enable-multivalue
+  --strip-debug --strip-producers --strip-target-features)
+# Bump when the recipe below changes, so old stamps do not match.
+recipe="3 ${wasm_opt_flags[*]}"
+
+# A hash of everything the wasm depends on: sources, manifests, tool versions, this recipe.
+inputs_hash() {
+  {
+    printf 'recipe %s\n' "$recipe"
+    rustc -V
+    wasm-bindgen --version
+    "$wasm_opt" --version
+    local f
+    for f in Cargo.toml Cargo.lock build.rs rust-toolchain.toml rust-toolchain; do
+      if [ -f "$f" ]; then sha256sum "$f"; fi
+    done
+    find src -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+  } | sha256sum | cut -d' ' -f1
+}
+
+# Instantiates the glue + wasm in Node with the glue's own imports (initSync). A wasm-opt that
+# mangles wasm-bindgen's externref table produces a module that fails exactly here.
+check_wasm_loads() {
+  local glue=$1 wasm=$2 tmp
+  tmp=$(mktemp -d)
+  cleanup+=("$tmp")
+  cp "$glue" "$tmp/glue.mjs"
+  if ! node --input-type=module -e '
+    const [glue, wasm] = process.argv.slice(1);
+    const { readFileSync } = await import("node:fs");
+    const { pathToFileURL } = await import("node:url");
+    const m = await import(pathToFileURL(glue).href);
+    m.initSync({ module: readFileSync(wasm) });
+    const names = Object.keys(m).filter((k) => k !== "default" && k !== "initSync");
+    console.log("wasm loads in Node; glue exports: " + names.join(", "));
+  ' "$tmp/glue.mjs" "$wasm" >&2; then
+    kl_die "$wasm does not instantiate with its glue (see above)"
+  fi
+}
+
+build_wasm() {
+  local hash=$1 tmp raw
+  # `strip = true` would drop the `target_features` section that wasm-bindgen reads to learn
+  # which wasm features the module uses (it warns and guesses); wasm-opt strips afterwards.
+  kl_run env CARGO_PROFILE_RELEASE_STRIP=false \
+    cargo build --release --target "$KL_WASM_TARGET" --lib
+  [ -f "$wasm_in" ] || kl_die "cargo did not produce $wasm_in"
+  mkdir -p "$target_dir"
+  tmp=$(mktemp -d "$target_dir/knowledgelens-wasm.XXXXXX")
+  cleanup+=("$tmp")
+  kl_run wasm-bindgen --target web --no-typescript --out-dir "$tmp" --out-name knowledgelens \
+    "$wasm_in"
+  raw=$(kl_size "$tmp/knowledgelens_bg.wasm")
+  kl_run "$wasm_opt" "${wasm_opt_flags[@]}" -o "$tmp/opt.wasm" "$tmp/knowledgelens_bg.wasm"
+  mv "$tmp/opt.wasm" "$tmp/knowledgelens_bg.wasm"
+  kl_log "wasm-opt: $raw -> $(kl_size "$tmp/knowledgelens_bg.wasm") bytes"
+  check_wasm_loads "$tmp/knowledgelens.js" "$tmp/knowledgelens_bg.wasm"
+  rm -rf "$out_dir"
+  mv "$tmp" "$out_dir"
+  printf '%s\n' "$hash" > "$stamp"
+}
+
+# dist/ = extension/ + wasm/; the zip holds the same files.
+assemble_dist() {
+  [ -f extension/manifest.json ] || kl_die "extension/manifest.json is missing"
+  rm -rf dist
+  mkdir -p dist/wasm
+  cp -R extension/. dist/
+  cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" dist/wasm/
+
+  local zip_tmp="$target_dir/knowledgelens.zip.partial"
+  rm -f "$zip_tmp"
+  cleanup+=("$zip_tmp")
+  if command -v zip >/dev/null 2>&1; then
+    (cd dist && zip -q -r -X "$zip_tmp" .)
+  else
+    local entries=()
+    mapfile -t entries < <(cd dist && ls -A)
+    (cd dist && python3 -m zipfile -c "$zip_tmp" "${entries[@]}")
+  fi
+  mv "$zip_tmp" dist/knowledgelens.zip
+}
+
+kl_ensure_build_tools
+
+hash=$(inputs_hash)
+if [ "$force" = 1 ]; then
+  kl_log "--force: rebuilding the wasm"
+  build_wasm "$hash"
+elif [ ! -f "$out_dir/knowledgelens_bg.wasm" ] || [ ! -f "$out_dir/knowledgelens.js" ] ||
+  [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$hash" ]; then
+  build_wasm "$hash"
+else
+  kl_log "wasm is up to date (src/, Cargo.toml, Cargo.lock unchanged); skipping cargo, wasm-bindgen, wasm-opt"
+fi
+
+assemble_dist
+
+wasm=dist/wasm/knowledgelens_bg.wasm
+glue=dist/wasm/knowledgelens.js
+wasm_raw=$(kl_size "$wasm")
+wasm_gz=$(gzip -9 -c "$wasm" | wc -c | tr -d '[:space:]')
+kib() { awk -v b="$1" 'BEGIN { printf "%.1f KiB", b / 1024 }'; }
+echo "wasm: $wasm  $wasm_raw bytes ($(kib "$wasm_raw")) raw, $wasm_gz bytes ($(kib "$wasm_gz")) gzip -9"
+echo "glue: $glue  $(kl_size "$glue") bytes ($(kib "$(kl_size "$glue")"))"
+echo "zip:  dist/knowledgelens.zip  $(kl_size dist/knowledgelens.zip) bytes, $(find dist -type f ! -name knowledgelens.zip | wc -l) files"
+kl_log "dist/ ready in $(kl_elapsed "$started") s"

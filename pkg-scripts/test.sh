@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# Runs every test tier; fails if any tier fails or cannot start (no tier is ever skipped).
+#
+#   pkg-scripts/test.sh [--tier native|wasm|e2e]...
+#
+#   native  cargo fmt --check, clippy (host, all targets; wasm32 lib) with -D warnings, cargo test
+#   wasm    the tests/wasm_*.rs files under wasm-bindgen-test-runner, three times: in Node, in a
+#           headless Chromium page and in a Chromium service worker
+#   e2e     pkg-scripts/build.sh, then node --test on tests/e2e/ (real Chromium, real extension)
+#
+# Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). With CI=true the tool
+# versions are printed before the tiers. Logs of the wasm and e2e runs: target/test-logs/.
+set -euo pipefail
+
+export KL_SCRIPT="test"
+# shellcheck source-path=SCRIPTDIR source=lib/common.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
+
+usage() { sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+tiers=()
+add_tier() {
+  case "$1" in
+    native | wasm | e2e)
+      case " ${tiers[*]} " in *" $1 "*) ;; *) tiers+=("$1") ;; esac
+      ;;
+    *) usage >&2; kl_die "unknown tier '$1' (native, wasm or e2e)" ;;
+  esac
+}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tier)
+      [ $# -ge 2 ] || kl_die "--tier needs a value"
+      add_tier "$2"
+      shift
+      ;;
+    --tier=*) add_tier "${1#--tier=}" ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; kl_die "unknown argument: $1" ;;
+  esac
+  shift
+done
+[ ${#tiers[@]} -gt 0 ] || tiers=(native wasm e2e)
+
+cd "$KL_ROOT"
+log_dir="${CARGO_TARGET_DIR:-$KL_ROOT/target}/test-logs"
+mkdir -p "$log_dir"
+wasm_target=wasm32-unknown-unknown
+
+# ---- result bookkeeping ------------------------------------------------------------------
+rows=()     # "name result seconds" for the final table
+overall=0
+tier_ok=1   # cleared by a failing step of the tier that is running
+notes=()    # the running tier's per-step summary lines
+
+# step LABEL CMD...: runs one step, records pass/fail and time, keeps going on failure.
+step() {
+  local label=$1 t0 rc
+  shift
+  t0=$(kl_now)
+  printf '\n[%s] ==> %s\n[%s] $ %s\n' "$KL_SCRIPT" "$label" "$KL_SCRIPT" "$*" >&2
+  if "$@"; then
+    notes+=("$(printf '  pass  %7ss  %s' "$(kl_elapsed "$t0")" "$label")")
+  else
+    rc=$?
+    tier_ok=0
+    notes+=("$(printf '  FAIL  %7ss  %s (exit %s)' "$(kl_elapsed "$t0")" "$label" "$rc")")
+  fi
+}
+
+# fail_step LABEL REASON: records a failure that is not a command's exit status.
+fail_step() {
+  tier_ok=0
+  notes+=("$(printf '  FAIL  %7s   %s: %s' - "$1" "$2")")
+  kl_log "FAIL: $1: $2"
+}
+
+print_notes() {
+  local result=pass
+  [ "$tier_ok" = 1 ] || result=FAIL
+  printf '\n[%s] %s tier: %s\n' "$KL_SCRIPT" "$1" "$result"
+  if [ ${#notes[@]} -gt 0 ]; then printf '%s\n' "${notes[@]}"; fi
+}
+
+# ---- tiers -------------------------------------------------------------------------------
+tier_native() {
+  step "rustfmt" cargo fmt --all -- --check
+  step "clippy (host, all targets)" cargo clippy --all-targets -- -D warnings
+  step "clippy ($wasm_target lib)" cargo clippy --target "$wasm_target" --lib -- -D warnings
+  step "cargo test (native)" cargo test
+}
+
+# Sums "test result: ... N passed; M failed; K ignored" lines of a cargo test log.
+count_rust_tests() {
+  awk '
+    /^test result:/ {
+      for (i = 1; i <= NF; i++) {
+        if ($(i + 1) ~ /^passed/) p += $i
+        if ($(i + 1) ~ /^failed/) f += $i
+        if ($(i + 1) ~ /^ignored/) g += $i
+      }
+    }
+    END { printf "%d %d %d\n", p, f, g }
+  ' "$1"
+}
+
+# wasm_mode LABEL MODE_VAR: one cargo test run of the wasm test files under the runner.
+# MODE_VAR selects the runner's environment (empty: Node). The other mode variables are
+# removed so a value in the caller's environment cannot pick a second mode.
+wasm_mode() {
+  local label=$1 mode_var=$2 log="$log_dir/wasm-$1.log" passed failed ignored
+  local env_args=(
+    -u WASM_BINDGEN_USE_BROWSER -u WASM_BINDGEN_USE_SERVICE_WORKER
+    -u WASM_BINDGEN_USE_DEDICATED_WORKER -u WASM_BINDGEN_USE_SHARED_WORKER
+    -u WASM_BINDGEN_USE_DENO -u WASM_BINDGEN_USE_NODE_EXPERIMENTAL
+    -u WASM_BINDGEN_TEST_ONLY_NODE -u WASM_BINDGEN_TEST_ONLY_WEB -u NO_HEADLESS
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+    CHROMEDRIVER=/usr/bin/chromedriver
+  )
+  if [ -n "$mode_var" ]; then env_args+=("$mode_var=1"); fi
+  local before=${#notes[@]}
+  step "wasm tests in $label" run_logged "$log" \
+    env "${env_args[@]}" cargo test --target "$wasm_target" "${wasm_test_args[@]}"
+  read -r passed failed ignored < <(count_rust_tests "$log")
+  notes+=("$(printf '                   %s passed, %s failed, %s ignored in %s' \
+    "$passed" "$failed" "$ignored" "$label")")
+  # A mode that runs nothing is a hidden skip (e.g. every test cfg'd out).
+  if [ "$passed" -eq 0 ] && [ "${notes[$before]}" = "${notes[$before]#  FAIL}" ]; then
+    fail_step "wasm tests in $label" "no test ran"
+  fi
+}
+
+# run_logged LOG CMD...: runs CMD with its output shown and saved to LOG; CMD's status.
+# shellcheck disable=SC2317 # called through step
+run_logged() {
+  local log=$1
+  shift
+  "$@" 2>&1 | tee "$log"
+}
+
+tier_wasm() {
+  local f name
+  wasm_test_args=()
+  for f in tests/wasm_*.rs tests/wasm_*/main.rs; do
+    [ -e "$f" ] || continue
+    name=${f#tests/}
+    name=${name%.rs}
+    name=${name%/main}
+    wasm_test_args+=(--test "$name")
+  done
+  if [ ${#wasm_test_args[@]} -eq 0 ]; then
+    fail_step "wasm tests" "no tests/wasm_*.rs files"
+    return 0
+  fi
+  kl_log "wasm test targets: ${wasm_test_args[*]}"
+  wasm_mode node ""
+  wasm_mode "Chromium page" WASM_BINDGEN_USE_BROWSER
+  wasm_mode "Chromium service worker" WASM_BINDGEN_USE_SERVICE_WORKER
+}
+
+# The files `node --test tests/e2e/` runs (Node's default test file name patterns), listed
+# explicitly so the run does not depend on how a Node version expands a directory argument.
+e2e_test_files() {
+  find tests/e2e -type f \( -name '*.test.js' -o -name '*.test.mjs' -o -name '*.test.cjs' \
+    -o -name '*-test.js' -o -name '*-test.mjs' -o -name '*-test.cjs' \
+    -o -name '*_test.js' -o -name '*_test.mjs' -o -name '*_test.cjs' \
+    -o -name 'test-*.js' -o -name 'test-*.mjs' -o -name 'test-*.cjs' \
+    -o -name 'test.js' -o -name 'test.mjs' -o -name 'test.cjs' \) \
+    -not -path '*/node_modules/*' | LC_ALL=C sort
+}
+
+# Reads "# tests N" style counters from a TAP file: prints "tests pass fail skipped todo".
+count_tap() {
+  awk '
+    /^# tests / { t = $3 } /^# pass / { p = $3 } /^# fail / { f = $3 }
+    /^# skipped / { s = $3 } /^# todo / { d = $3 }
+    END { printf "%d %d %d %d %d\n", t, p, f, s, d }
+  ' "$1"
+}
+
+tier_e2e() {
+  local files=() tap="$log_dir/e2e.tap" total passed failed skipped todo
+  step "build dist/" bash pkg-scripts/build.sh
+  if [ "$tier_ok" != 1 ]; then
+    fail_step "e2e tests" "not run: the build failed"
+    return 0
+  fi
+  if [ ! -d tests/e2e ]; then
+    fail_step "e2e tests" "tests/e2e/ does not exist"
+    return 0
+  fi
+  mapfile -t files < <(e2e_test_files)
+  if [ ${#files[@]} -eq 0 ]; then
+    fail_step "e2e tests" "no test files in tests/e2e/ (*.test.mjs, ...)"
+    return 0
+  fi
+  rm -f "$tap"
+  step "node --test tests/e2e/ (${#files[@]} files)" node --test --test-concurrency=1 \
+    --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$tap" "${files[@]}"
+  if [ ! -f "$tap" ]; then
+    fail_step "e2e tests" "node wrote no results"
+    return 0
+  fi
+  read -r total passed failed skipped todo < <(count_tap "$tap")
+  notes+=("$(printf '                   %s tests: %s passed, %s failed, %s skipped, %s todo' \
+    "$total" "$passed" "$failed" "$skipped" "$todo")")
+  if [ "$total" -eq 0 ]; then fail_step "e2e tests" "zero tests ran"; fi
+  if [ "$skipped" -gt 0 ] || [ "$todo" -gt 0 ]; then
+    fail_step "e2e tests" "$skipped skipped and $todo todo tests (a skipped test is a hidden failure)"
+  fi
+}
+
+run_tier() {
+  local name=$1 t0 result
+  t0=$(kl_now)
+  tier_ok=1
+  notes=()
+  printf '\n[%s] ======== %s tier ========\n' "$KL_SCRIPT" "$name" >&2
+  case "$name" in
+    native) tier_native ;;
+    wasm) tier_wasm ;;
+    e2e) tier_e2e ;;
+  esac
+  print_notes "$name"
+  result=pass
+  if [ "$tier_ok" != 1 ]; then
+    result=FAIL
+    overall=1
+  fi
+  rows+=("$name $result $(kl_elapsed "$t0")")
+}
+
+print_versions() {
+  local t
+  printf '[%s] tool versions:\n' "$KL_SCRIPT"
+  printf '  %-26s %s\n' os "$(. /etc/os-release && printf '%s' "$PRETTY_NAME") ($(nproc) cores)"
+  for t in rustc cargo rustup wasm-bindgen wasm-bindgen-test-runner node npm \
+    node_modules/.bin/wasm-opt /usr/bin/chromium /usr/bin/chromedriver; do
+    if command -v "$t" >/dev/null 2>&1; then
+      printf '  %-26s %s\n' "$t" "$("$t" --version 2>/dev/null | grep -v 'unexpected operator' | head -n 1)"
+    else
+      printf '  %-26s %s\n' "$t" "(not installed)"
+    fi
+  done
+}
+
+print_table() {
+  local row name result secs total
+  total=$(kl_elapsed "$started")
+  printf '\n[%s] summary\n' "$KL_SCRIPT"
+  printf '  %-8s %-6s %9s\n' tier result seconds
+  for row in "${rows[@]}"; do
+    read -r name result secs <<< "$row"
+    printf '  %-8s %-6s %9s\n' "$name" "$result" "$secs"
+  done
+  if [ "$overall" = 0 ]; then result=pass; else result=FAIL; fi
+  printf '  %-8s %-6s %9s\n' total "$result" "$total"
+}
+
+# ---- main --------------------------------------------------------------------------------
+started=$(kl_now)
+
+# Tools first, in their own process (a failed install stops it cleanly). If they cannot be
+# installed, every selected tier fails: it cannot start.
+t0=$(kl_now)
+if bash pkg-scripts/lib/ensure-tools.sh "${tiers[@]}"; then
+  rows+=("tools pass $(kl_elapsed "$t0")")
+else
+  rows+=("tools FAIL $(kl_elapsed "$t0")")
+  overall=1
+  for name in "${tiers[@]}"; do rows+=("$name FAIL 0.0"); done
+  kl_log "installing the tools failed; no tier can start"
+  print_table
+  exit 1
+fi
+
+if [ "${CI:-}" = true ]; then print_versions; fi
+
+for name in "${tiers[@]}"; do run_tier "$name"; done
+
+print_table
+exit "$overall"

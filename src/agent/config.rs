@@ -1,0 +1,65 @@
+//! The bounds and budget of one run. A snapshot is stored with the run, so a resumed run
+//! keeps the settings it started with.
+
+use serde::{Deserialize, Serialize};
+
+/// Bounds, budget and pacing of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunConfig {
+    /// Most Reason -> Act -> Observe steps (default 5).
+    pub max_steps: u32,
+    /// Retries of one call or action after its first attempt (default 3: 4 attempts).
+    pub max_retries: u32,
+    /// Token budget of the run (default 32,000).
+    pub token_budget: u64,
+    /// Fraction of the budget at which `budget_warning` fires (default 0.8).
+    pub warning_ratio: f64,
+    /// Cap on generated tokens per call.
+    pub max_output_tokens: u32,
+    /// First retry delay (ms); doubles each retry.
+    pub backoff_base_ms: u64,
+    /// Longest retry delay (ms).
+    pub backoff_max_ms: u64,
+    /// Whether replies are streamed.
+    pub stream: bool,
+    /// Whether Observe asks for constrained JSON output.
+    pub constrained_output: bool,
+    /// Page text included in the prompt directly (characters); the rest via `read_page`.
+    pub page_excerpt_chars: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            max_steps: 5,
+            max_retries: 3,
+            token_budget: 32_000,
+            warning_ratio: 0.8,
+            max_output_tokens: 1024,
+            backoff_base_ms: 500,
+            backoff_max_ms: 8_000,
+            stream: true,
+            constrained_output: true,
+            page_excerpt_chars: 6_000,
+        }
+    }
+}
+
+impl RunConfig {
+    /// Most steps a user may ask for.
+    pub const MAX_STEPS_LIMIT: u32 = 20;
+
+    /// Clamps values into sane ranges (a bad setting never panics or loops forever).
+    pub fn sanitized(mut self) -> Self {
+        self.max_steps = self.max_steps.clamp(1, Self::MAX_STEPS_LIMIT);
+        self.max_retries = self.max_retries.min(10);
+        self.token_budget = self.token_budget.max(1);
+        if !(self.warning_ratio > 0.0 && self.warning_ratio <= 1.0) {
+            self.warning_ratio = 0.8;
+        }
+        self.max_output_tokens = self.max_output_tokens.clamp(16, 32_768);
+        self.backoff_max_ms = self.backoff_max_ms.max(self.backoff_base_ms);
+        self
+    }
+}

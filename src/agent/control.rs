@@ -1,0 +1,146 @@
+//! The Observe phase's control block `{"should_continue": bool, "final_answer": string|null}`:
+//! its JSON schema for constrained output, and a tolerant parser for models that write it
+//! inside code fences or prose. A missing or malformed block is `None` ("continue").
+
+use serde_json::{json, Value};
+
+/// The parsed control block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Control {
+    /// Whether the run should take another step.
+    pub should_continue: bool,
+    /// The answer, when the model has one.
+    pub final_answer: Option<String>,
+}
+
+/// Longest final answer accepted through constrained output.
+pub const MAX_FINAL_ANSWER_CHARS: u64 = 8000;
+
+/// The JSON schema sent as `response_format` for Observe calls.
+pub fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "should_continue": { "type": "boolean" },
+            "final_answer": { "type": ["string", "null"], "maxLength": MAX_FINAL_ANSWER_CHARS }
+        },
+        "required": ["should_continue", "final_answer"],
+        "additionalProperties": false
+    })
+}
+
+/// Finds a control block in `text`: the whole text as JSON, a fenced block, or the first
+/// balanced `{...}` that has a boolean `should_continue`.
+pub fn parse(text: &str) -> Option<Control> {
+    let text = text.trim();
+    if let Some(c) = from_json(text) {
+        return Some(c);
+    }
+    let mut start = 0;
+    while let Some(open) = text[start..].find('{').map(|i| i + start) {
+        if let Some(close) = matching_brace(&text[open..]) {
+            if let Some(c) = from_json(&text[open..open + close + 1]) {
+                return Some(c);
+            }
+        }
+        start = open + 1;
+    }
+    None
+}
+
+fn from_json(candidate: &str) -> Option<Control> {
+    let value: Value = serde_json::from_str(candidate).ok()?;
+    let should_continue = value.get("should_continue")?.as_bool()?;
+    let final_answer = match value.get("final_answer") {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        _ => None,
+    };
+    Some(Control {
+        should_continue,
+        final_answer,
+    })
+}
+
+/// Byte offset of the brace closing the one at `s[0]`, skipping strings.
+fn matching_brace(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, ch) in s.char_indices() {
+        if in_string {
+            match (escaped, ch) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match ch {
+            '"' => in_string = true,
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn plain_fenced_and_prose_blocks_parse() {
+        let want = Some(Control {
+            should_continue: false,
+            final_answer: Some("It is 42.".into()),
+        });
+        assert_eq!(
+            parse(r#"{"should_continue": false, "final_answer": "It is 42."}"#),
+            want
+        );
+        assert_eq!(
+            parse("```json\n{\"should_continue\": false, \"final_answer\": \"It is 42.\"}\n```"),
+            want
+        );
+        assert_eq!(parse("Sure! Here: {\"note\": \"}\"} then {\"should_continue\":false,\"final_answer\":\"It is 42.\"} ok"), want);
+        assert_eq!(
+            parse(r#"{"should_continue": true, "final_answer": null}"#),
+            Some(Control {
+                should_continue: true,
+                final_answer: None
+            })
+        );
+    }
+
+    #[test]
+    fn missing_or_malformed_is_none() {
+        assert_eq!(parse("The answer is 42."), None);
+        assert_eq!(parse(r#"{"should_continue": "no"}"#), None);
+        assert_eq!(parse(r#"{"should_continue": false"#), None);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn never_panics(text in "\\PC{0,200}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn embedded_block_is_found(prefix in "[a-zA-Z .,]{0,40}", suffix in "[a-zA-Z .,]{0,40}", go in any::<bool>(), answer in "[a-zA-Z0-9 .]{1,40}") {
+            let block = serde_json::json!({"should_continue": go, "final_answer": answer}).to_string();
+            let parsed = parse(&format!("{prefix}{block}{suffix}")).expect("block present");
+            prop_assert_eq!(parsed.should_continue, go);
+            let want = answer.trim();
+            prop_assert_eq!(parsed.final_answer.as_deref(), if want.is_empty() { None } else { Some(want) });
+        }
+    }
+}

@@ -1,0 +1,567 @@
+//! The step state machine. The phase to run next is part of the persisted state
+//! ([`Next`]), so [`Engine::drive`] can continue any saved run from its last phase boundary.
+//! Each phase is one model call (or one tool run) followed by a save.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use crate::agent::control;
+use crate::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
+use crate::agent::prompts;
+use crate::agent::trajectory::{ErrorInfo, Item};
+use crate::llm::{
+    estimate_request_tokens, estimate_tokens, ChatRequest, ChatResponse, LlmError, ToolCall, Usage,
+};
+use crate::ports::{Clock, EventSink, LlmClient, StateStore};
+use crate::state::{self, Next, RunStatus, SessionState, SynthesisReason};
+use crate::tools::{ToolBox, ToolContext};
+
+/// A stop request shared between the UI handler and a running engine.
+#[derive(Debug, Clone, Default)]
+pub struct StopSignal(Rc<Cell<bool>>);
+
+impl StopSignal {
+    /// A signal not yet raised.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Asks the run to stop at its next phase boundary.
+    pub fn raise(&self) {
+        self.0.set(true);
+    }
+    /// Whether stop was asked.
+    pub fn is_raised(&self) -> bool {
+        self.0.get()
+    }
+}
+
+/// Why a model call ended the run.
+enum Halt {
+    /// The budget does not allow the call.
+    Budget,
+    /// A fatal error, or retries used up.
+    Failed(ErrorInfo),
+    /// Stop was pressed while waiting to retry.
+    Stopped,
+}
+
+/// Drives runs through the ports.
+pub struct Engine<'a> {
+    /// The model.
+    pub llm: &'a dyn LlmClient,
+    /// Time.
+    pub clock: &'a dyn Clock,
+    /// The UI.
+    pub events: &'a dyn EventSink,
+    /// Where state is saved.
+    pub store: &'a dyn StateStore,
+    /// The tools.
+    pub tools: &'a ToolBox,
+    /// Stop requests.
+    pub stop: StopSignal,
+    storage_warned: Cell<bool>,
+}
+
+impl<'a> Engine<'a> {
+    /// An engine over the given ports.
+    pub fn new(
+        llm: &'a dyn LlmClient,
+        clock: &'a dyn Clock,
+        events: &'a dyn EventSink,
+        store: &'a dyn StateStore,
+        tools: &'a ToolBox,
+        stop: StopSignal,
+    ) -> Self {
+        Self {
+            llm,
+            clock,
+            events,
+            store,
+            tools,
+            stop,
+            storage_warned: Cell::new(false),
+        }
+    }
+
+    fn emit(&self, state: &SessionState, kind: EventKind) {
+        let event = AgentEvent {
+            kind,
+            step: state.step,
+            max_steps: state.config.max_steps,
+            usage: UsageView {
+                input: state.usage.input,
+                output: state.usage.output,
+                budget: state.config.token_budget,
+            },
+        };
+        self.events.emit(&EventEnvelope::new(&state.session, event));
+    }
+
+    /// Saves the state. A failing store never stops the run: it goes on in memory and the
+    /// user is warned once.
+    async fn persist(&self, state: &mut SessionState) {
+        state.updated_at = self.clock.now_ms();
+        if let Err(err) = state::save(self.store, state).await {
+            if !self.storage_warned.replace(true) {
+                let message = format!("Could not save this session ({err}); the run continues, but it will not survive the extension restarting.");
+                state.notices.push(message.clone());
+                self.emit(state, EventKind::Notice { message });
+            }
+        }
+    }
+
+    /// Records `item` at the current step.
+    fn record(&self, state: &mut SessionState, item: Item) {
+        state.record(self.clock.now_ms(), item);
+    }
+
+    /// Runs `state` until it is no longer running; emits `run_started` first when the run
+    /// has not started a step yet.
+    pub async fn drive(&self, state: &mut SessionState) {
+        if state.status != RunStatus::Running {
+            return;
+        }
+        if state.step == 0 && state.model_calls == 0 && state.trajectory.is_empty() {
+            self.emit(
+                state,
+                EventKind::RunStarted {
+                    question: state.question.clone(),
+                },
+            );
+        }
+        while state.status == RunStatus::Running {
+            let next = state.next.clone().unwrap_or(Next::Reason);
+            if self.stop.is_raised() && !matches!(next, Next::Synthesize { .. }) {
+                self.set_next(
+                    state,
+                    Next::Synthesize {
+                        why: SynthesisReason::Stopped,
+                    },
+                );
+                continue;
+            }
+            match next {
+                Next::Reason => self.reason(state).await,
+                Next::Act { call } => self.act(state, call).await,
+                Next::Observe => self.observe(state).await,
+                Next::Synthesize { why } => self.synthesize(state, why).await,
+            }
+            self.persist(state).await;
+        }
+    }
+
+    fn set_next(&self, state: &mut SessionState, next: Next) {
+        state.next = Some(next);
+        state.attempts = 0;
+    }
+
+    async fn reason(&self, state: &mut SessionState) {
+        if state.attempts == 0 {
+            if state.step >= state.config.max_steps {
+                self.set_next(
+                    state,
+                    Next::Synthesize {
+                        why: SynthesisReason::StepLimit,
+                    },
+                );
+                return;
+            }
+            state.step += 1;
+            self.emit(state, EventKind::StepStarted);
+        }
+        self.emit(state, EventKind::Thinking);
+        let request = prompts::reason(state, self.tools.specs());
+        let reply = match self.call_model(state, &request, true).await {
+            Ok(reply) => reply,
+            Err(halt) => return self.halt(state, halt),
+        };
+        let thought = reply.content.trim().to_string();
+        if let Some(call) = reply.tool_calls.first().cloned() {
+            self.emit(state, EventKind::AnswerReset);
+            self.record(state, Item::Thought { text: thought });
+            self.record(state, Item::ToolCall { call: call.clone() });
+            self.set_next(state, Next::Act { call });
+            return;
+        }
+        self.record(
+            state,
+            Item::Thought {
+                text: thought.clone(),
+            },
+        );
+        match control::parse(&thought) {
+            Some(control::Control {
+                final_answer: Some(answer),
+                ..
+            }) => self.complete(state, answer, false),
+            Some(control::Control {
+                should_continue: true,
+                ..
+            }) => self.set_next(state, Next::Reason),
+            Some(control::Control {
+                should_continue: false,
+                final_answer: None,
+            }) => self.set_next(
+                state,
+                Next::Synthesize {
+                    why: SynthesisReason::Ready,
+                },
+            ),
+            None if thought.is_empty() => {
+                self.record(
+                    state,
+                    Item::Error {
+                        error: ErrorInfo {
+                            kind: "empty_reply".into(),
+                            message: "The model replied with nothing.".into(),
+                        },
+                        retrying: true,
+                    },
+                );
+                self.set_next(state, Next::Reason);
+            }
+            None => {
+                let truncated = reply.finish_reason.as_deref() == Some("length");
+                self.complete(state, thought, truncated)
+            }
+        }
+    }
+
+    async fn act(&self, state: &mut SessionState, call: ToolCall) {
+        self.emit(
+            state,
+            EventKind::Executing {
+                tool: call.name.clone(),
+            },
+        );
+        let ctx = ToolContext {
+            page: state.page.as_ref(),
+        };
+        let result = loop {
+            state.attempts += 1;
+            let result = self.tools.run(&call.name, &call.arguments, &ctx).await;
+            match result {
+                Err(err) if err.is_retryable() && state.attempts <= state.config.max_retries => {
+                    continue
+                }
+                other => break other,
+            }
+        };
+        let (ok, content) = match result {
+            Ok(text) => (true, text),
+            Err(err) => (false, err.for_model()),
+        };
+        if ok {
+            self.emit(
+                state,
+                EventKind::ToolCompleted {
+                    tool: call.name.clone(),
+                },
+            );
+        } else {
+            self.emit(
+                state,
+                EventKind::ToolFailed {
+                    tool: call.name.clone(),
+                    error: content.clone(),
+                },
+            );
+        }
+        self.record(
+            state,
+            Item::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                ok,
+                content,
+            },
+        );
+        self.set_next(state, Next::Observe);
+    }
+
+    async fn observe(&self, state: &mut SessionState) {
+        self.emit(state, EventKind::Analyzing);
+        let request = prompts::observe(state);
+        let reply = match self.call_model(state, &request, false).await {
+            Ok(reply) => reply,
+            Err(halt) => return self.halt(state, halt),
+        };
+        let parsed = control::parse(&reply.content);
+        let (should_continue, final_answer) = match &parsed {
+            Some(c) => (c.should_continue, c.final_answer.clone()),
+            None => (true, None),
+        };
+        let text = if parsed.is_some() {
+            String::new()
+        } else {
+            reply.content.trim().to_string()
+        };
+        self.record(
+            state,
+            Item::Observation {
+                text,
+                should_continue,
+                final_answer: final_answer.clone(),
+            },
+        );
+        match (should_continue, final_answer) {
+            (false, Some(answer)) => self.complete(state, answer, false),
+            (false, None) => self.set_next(
+                state,
+                Next::Synthesize {
+                    why: SynthesisReason::Ready,
+                },
+            ),
+            (true, _) => self.set_next(state, Next::Reason),
+        }
+    }
+
+    async fn synthesize(&self, state: &mut SessionState, why: SynthesisReason) {
+        self.emit(state, EventKind::Synthesizing);
+        let request = prompts::synthesis(state, why);
+        let partial = why != SynthesisReason::Ready;
+        match self.call_model(state, &request, true).await {
+            Ok(reply) if !reply.content.trim().is_empty() => {
+                let text = reply.content.trim().to_string();
+                let truncated = reply.finish_reason.as_deref() == Some("length");
+                self.end_with(state, why, text, partial || truncated);
+            }
+            Ok(_) => {
+                let best = self.best_answer(state);
+                self.end_with(state, why, best, true);
+            }
+            Err(halt) => self.halt(state, halt),
+        }
+    }
+
+    fn end_with(
+        &self,
+        state: &mut SessionState,
+        why: SynthesisReason,
+        answer: String,
+        partial: bool,
+    ) {
+        if why == SynthesisReason::Stopped {
+            self.finish(state, RunStatus::Stopped, answer, true, None);
+        } else {
+            self.complete(state, answer, partial);
+        }
+    }
+
+    fn complete(&self, state: &mut SessionState, answer: String, partial: bool) {
+        self.finish(state, RunStatus::Completed, answer, partial, None);
+    }
+
+    fn halt(&self, state: &mut SessionState, halt: Halt) {
+        let best = self.best_answer(state);
+        match halt {
+            Halt::Budget => {
+                let message = format!(
+                    "The token budget for this run is used up ({} of {} tokens); this is the best answer so far. Raise the Token budget in Options for longer runs.",
+                    state.tokens_used(), state.config.token_budget
+                );
+                state.notices.push(message.clone());
+                self.emit(state, EventKind::Notice { message });
+                if self.stop.is_raised() {
+                    self.finish(state, RunStatus::Stopped, best, true, None);
+                } else {
+                    self.finish(state, RunStatus::Completed, best, true, None);
+                }
+            }
+            Halt::Failed(error) => self.finish(state, RunStatus::Failed, best, true, Some(error)),
+            Halt::Stopped => self.finish(state, RunStatus::Stopped, best, true, None),
+        }
+    }
+
+    fn finish(
+        &self,
+        state: &mut SessionState,
+        status: RunStatus,
+        answer: String,
+        partial: bool,
+        error: Option<ErrorInfo>,
+    ) {
+        state.status = status;
+        state.next = None;
+        state.attempts = 0;
+        state.answer = answer.clone();
+        state.partial = partial;
+        state.ended_at = Some(self.clock.now_ms());
+        if !answer.is_empty() {
+            self.record(
+                state,
+                Item::Answer {
+                    text: answer.clone(),
+                    partial,
+                },
+            );
+        }
+        let kind = match (status, error) {
+            (RunStatus::Failed, Some(error)) => {
+                state.error = Some(error.clone());
+                EventKind::Failed { error, answer }
+            }
+            (RunStatus::Stopped, _) => EventKind::Stopped { answer },
+            _ => EventKind::Completed { answer, partial },
+        };
+        self.emit(state, kind);
+    }
+
+    /// The best answer the run has without another call: the last final answer an
+    /// observation gave, else the last substantial thing the model wrote.
+    fn best_answer(&self, state: &SessionState) -> String {
+        state
+            .trajectory
+            .iter()
+            .rev()
+            .find_map(|e| match &e.item {
+                Item::Observation {
+                    final_answer: Some(a),
+                    ..
+                } => Some(a.clone()),
+                Item::Observation { text, .. } | Item::Thought { text }
+                    if !text.trim().is_empty() && control::parse(text).is_none() =>
+                {
+                    Some(text.trim().to_string())
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// One model call with budget check, retries and accounting. `stream_answer` sends
+    /// the streamed text to the UI as the draft answer.
+    async fn call_model(
+        &self,
+        state: &mut SessionState,
+        request: &ChatRequest,
+        stream_answer: bool,
+    ) -> Result<ChatResponse, Halt> {
+        loop {
+            let estimate = estimate_request_tokens(request);
+            if state.tokens_used() + estimate > state.config.token_budget {
+                return Err(Halt::Budget);
+            }
+            state.attempts += 1;
+            state.model_calls += 1;
+            let (session, step, max_steps, usage, budget) = (
+                state.session.clone(),
+                state.step,
+                state.config.max_steps,
+                state.usage,
+                state.config.token_budget,
+            );
+            let mut on_delta = |text: &str| {
+                if stream_answer && !text.is_empty() {
+                    let event = AgentEvent {
+                        kind: EventKind::AnswerDelta {
+                            text: text.to_string(),
+                        },
+                        step,
+                        max_steps,
+                        usage: UsageView {
+                            input: usage.input,
+                            output: usage.output,
+                            budget,
+                        },
+                    };
+                    self.events.emit(&EventEnvelope::new(&session, event));
+                }
+            };
+            let result = self.llm.complete(request, &mut on_delta).await;
+            match result {
+                Ok(reply) => {
+                    let used = reply.usage.unwrap_or_else(|| Usage {
+                        input: estimate,
+                        output: estimate_tokens(&reply.content)
+                            + reply
+                                .tool_calls
+                                .iter()
+                                .map(|c| estimate_tokens(&c.arguments) + 4)
+                                .sum::<u64>(),
+                    });
+                    state.usage.input += used.input;
+                    state.usage.output += used.output;
+                    self.check_warning(state);
+                    return Ok(reply);
+                }
+                Err(err) => {
+                    let retrying =
+                        err.kind.is_retryable() && state.attempts <= state.config.max_retries;
+                    self.record(
+                        state,
+                        Item::Error {
+                            error: error_info(&err),
+                            retrying,
+                        },
+                    );
+                    if !retrying {
+                        let mut info = error_info(&err);
+                        if err.kind.is_retryable() {
+                            info.message = format!(
+                                "{} Gave up after {} attempts.",
+                                info.message, state.attempts
+                            );
+                        }
+                        return Err(Halt::Failed(info));
+                    }
+                    self.persist(state).await;
+                    let delay = self.backoff(state, &err);
+                    self.clock.sleep(delay).await;
+                    if self.stop.is_raised() {
+                        return Err(Halt::Stopped);
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_warning(&self, state: &mut SessionState) {
+        let threshold = (state.config.token_budget as f64 * state.config.warning_ratio) as u64;
+        if !state.budget_warned && state.tokens_used() >= threshold {
+            state.budget_warned = true;
+            self.emit(
+                state,
+                EventKind::BudgetWarning {
+                    used: state.tokens_used(),
+                    budget: state.config.token_budget,
+                },
+            );
+        }
+    }
+
+    /// Exponential backoff with jitter, or the server's `Retry-After`.
+    fn backoff(&self, state: &SessionState, err: &LlmError) -> u64 {
+        if let Some(ms) = err.retry_after_ms {
+            return ms.min(60_000);
+        }
+        let exp = state
+            .config
+            .backoff_base_ms
+            .saturating_mul(1 << state.attempts.saturating_sub(1).min(16));
+        let capped = exp.min(state.config.backoff_max_ms);
+        // Jitter in [50%, 100%], from a hash of time and attempt (deterministic under a test clock).
+        let seed = splitmix64(
+            self.clock.now_ms() ^ (u64::from(state.attempts) << 32) ^ u64::from(state.run_id),
+        );
+        capped / 2 + seed % (capped / 2 + 1)
+    }
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+fn error_info(err: &LlmError) -> ErrorInfo {
+    let kind = serde_json::to_value(err.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into());
+    ErrorInfo {
+        kind,
+        message: err.message.clone(),
+    }
+}

@@ -1,0 +1,152 @@
+//! The typed event stream a run emits to the UI. Event names are API (the popup and tests
+//! match them): `tests/event_names.rs` freezes them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::trajectory::ErrorInfo;
+
+/// Token usage as the UI sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UsageView {
+    /// Prompt tokens so far.
+    pub input: u64,
+    /// Generated tokens so far.
+    pub output: u64,
+    /// The run's token budget.
+    pub budget: u64,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A run began.
+    RunStarted {
+        /// The question.
+        question: String,
+    },
+    /// A Reason -> Act -> Observe step began.
+    StepStarted,
+    /// The model is reasoning.
+    Thinking,
+    /// A tool runs.
+    Executing {
+        /// The tool.
+        tool: String,
+    },
+    /// A tool returned a result.
+    ToolCompleted {
+        /// The tool.
+        tool: String,
+    },
+    /// A tool failed (the model sees the error).
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// The model judges a tool result.
+    Analyzing,
+    /// The model writes the answer from what the run has.
+    Synthesizing,
+    /// Streamed answer text to append.
+    AnswerDelta {
+        /// The new text.
+        text: String,
+    },
+    /// The streamed text was not the answer (the model chose a tool): clear the draft.
+    AnswerReset,
+    /// The budget threshold was crossed (once per run).
+    BudgetWarning {
+        /// Tokens used.
+        used: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// Something the user should know that is not an error.
+    Notice {
+        /// The text.
+        message: String,
+    },
+    /// The run was stopped by the user.
+    Stopped {
+        /// The partial answer.
+        answer: String,
+    },
+    /// The run ended with an answer.
+    Completed {
+        /// The answer.
+        answer: String,
+        /// Whether it is partial (bounds or budget reached).
+        partial: bool,
+    },
+    /// The run failed.
+    Failed {
+        /// What failed and how to fix it.
+        error: ErrorInfo,
+        /// The best partial answer (may be empty).
+        answer: String,
+    },
+}
+
+impl EventKind {
+    /// The wire name (`"run_started"`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::RunStarted { .. } => "run_started",
+            Self::StepStarted => "step_started",
+            Self::Thinking => "thinking",
+            Self::Executing { .. } => "executing",
+            Self::ToolCompleted { .. } => "tool_completed",
+            Self::ToolFailed { .. } => "tool_failed",
+            Self::Analyzing => "analyzing",
+            Self::Synthesizing => "synthesizing",
+            Self::AnswerDelta { .. } => "answer_delta",
+            Self::AnswerReset => "answer_reset",
+            Self::BudgetWarning { .. } => "budget_warning",
+            Self::Notice { .. } => "notice",
+            Self::Stopped { .. } => "stopped",
+            Self::Completed { .. } => "completed",
+            Self::Failed { .. } => "failed",
+        }
+    }
+}
+
+/// One event with the run's progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentEvent {
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+    /// The current step (0 before the first).
+    pub step: u32,
+    /// The step bound.
+    pub max_steps: u32,
+    /// Tokens so far.
+    pub usage: UsageView,
+}
+
+/// An event addressed to a session, as broadcast to the UI:
+/// `{"type": "event", "session": "tab:12", "event": {...}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventEnvelope {
+    /// Always `"event"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The session key.
+    pub session: String,
+    /// The event.
+    pub event: AgentEvent,
+}
+
+impl EventEnvelope {
+    /// Wraps `event` for `session`.
+    pub fn new(session: &str, event: AgentEvent) -> Self {
+        Self {
+            kind: "event".into(),
+            session: session.to_string(),
+            event,
+        }
+    }
+}

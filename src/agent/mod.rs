@@ -1,0 +1,12 @@
+//! The agent: a bounded Reason -> Act -> Observe loop over the ports, with retries, a token
+//! budget, stop, live events and a trajectory. Pure: it never touches the browser; time,
+//! models, storage and the UI are all reached through [`crate::ports`].
+
+pub mod config;
+pub mod control;
+pub mod engine;
+pub mod events;
+pub mod prompts;
+pub mod trajectory;
+
+pub use engine::{Engine, StopSignal};

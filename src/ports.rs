@@ -1,0 +1,151 @@
+//! The ports: small async traits for everything the browser provides (HTTP, storage, the
+//! clock, page text, the event stream to the UI). The core only ever talks to these; the
+//! `web` module implements them on top of `fetch`, `chrome.storage` and timers, and
+//! [`crate::testing`] implements them in memory for native tests. Nothing here touches the
+//! browser.
+//!
+//! The futures are `LocalBoxFuture`: everything runs on one thread (a service worker), so
+//! nothing needs to be `Send`, and boxed futures keep the traits object-safe.
+
+use futures::future::LocalBoxFuture;
+
+use crate::agent::events::EventEnvelope;
+use crate::llm::{ChatRequest, ChatResponse, LlmError};
+
+/// A streamed-or-not chat model call.
+pub trait LlmClient {
+    /// Sends one chat request. Streamed answer text is passed to `on_delta` as it arrives;
+    /// the returned response always carries the whole reply.
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>>;
+}
+
+/// A string key-value store (`chrome.storage.session` or `.local` in the extension).
+pub trait StateStore {
+    /// Reads one key; `Ok(None)` when absent.
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>>;
+    /// Writes all items in one operation.
+    fn set(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+    /// Removes keys (absent keys are ignored).
+    fn remove(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+    /// Lists the keys that start with `prefix`.
+    fn keys<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>>;
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The storage area's quota would be exceeded.
+    #[error("storage quota exceeded: {0}")]
+    QuotaExceeded(String),
+    /// Storage is not available in this context or access was denied.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// Any other failure reported by the storage backend.
+    #[error("storage failed: {0}")]
+    Failed(String),
+}
+
+/// Wall-clock time and sleeping. Time is always read through this port (never
+/// `Instant::now()`, which panics on wasm32), so tests can drive it by hand.
+pub trait Clock {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> u64;
+    /// Resolves after `ms` milliseconds.
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'static, ()>;
+}
+
+/// Where run events go (the connected popups, in the extension).
+pub trait EventSink {
+    /// Delivers one event of one session.
+    fn emit(&self, event: &EventEnvelope);
+}
+
+/// The text of a tab, captured when a question is asked.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PageText {
+    /// The document title.
+    pub title: String,
+    /// The page URL.
+    pub url: String,
+    /// The readable text of the page.
+    pub text: String,
+}
+
+/// Reads the text of a browser tab.
+pub trait PageReader {
+    /// Captures the text of tab `tab_id`; an error means the page cannot be scripted.
+    fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageText, String>>;
+}
+
+/// One HTTP request, as the core builds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// `GET` or `POST`.
+    pub method: String,
+    /// Absolute URL.
+    pub url: String,
+    /// Header name-value pairs.
+    pub headers: Vec<(String, String)>,
+    /// The request body (JSON), if any.
+    pub body: Option<String>,
+}
+
+/// The head of an HTTP response plus a body read chunk by chunk.
+pub struct HttpResponse {
+    /// Status code.
+    pub status: u16,
+    /// Header name-value pairs (names lower-cased).
+    pub headers: Vec<(String, String)>,
+    /// The body, streamed.
+    pub body: Box<dyn HttpBody>,
+}
+
+impl HttpResponse {
+    /// The value of header `name` (case-insensitive), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A response body read in chunks.
+pub trait HttpBody {
+    /// The next chunk of bytes, or `None` at the end.
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, HttpError>>;
+}
+
+/// A transport failure (no HTTP status was received, or the body broke off).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HttpError {
+    /// What happened, as the platform reported it.
+    pub message: String,
+}
+
+/// Sends HTTP requests (`fetch` in the extension).
+pub trait HttpClient {
+    /// Sends a request and resolves with the response head once it arrives.
+    fn send(&self, request: HttpRequest) -> LocalBoxFuture<'_, Result<HttpResponse, HttpError>>;
+}
+
+/// Reads a whole body into a string (lossy UTF-8), up to `limit` bytes.
+pub async fn read_body_to_string(
+    body: &mut dyn HttpBody,
+    limit: usize,
+) -> Result<String, HttpError> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.next_chunk().await? {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() > limit {
+            bytes.truncate(limit);
+            break;
+        }
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -1,0 +1,218 @@
+//! The messages between the extension's pages and the worker: one module of types, one
+//! envelope (`{id, ok, data}` / `{id, ok: false, error: {kind, message}}`). The popup's JS
+//! sends these names; `tests/protocol.rs` freezes them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::agent::events::UsageView;
+use crate::agent::trajectory::ErrorInfo;
+use crate::settings::Settings;
+use crate::state::{Next, RunStatus, SessionState, Turn};
+
+/// A request from a page.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Request {
+    /// Chosen by the sender, echoed in the reply.
+    #[serde(default)]
+    pub id: Value,
+    /// What is asked.
+    #[serde(flatten)]
+    pub command: Command,
+}
+
+/// What a request asks for.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    /// The session's current view.
+    Snapshot {
+        /// Session key.
+        session: String,
+    },
+    /// Ask a question (starts a run).
+    Ask {
+        /// Session key.
+        session: String,
+        /// The question.
+        question: String,
+        /// The tab whose text is the context.
+        #[serde(default)]
+        tab_id: Option<i64>,
+        /// Step bound for this run.
+        #[serde(default)]
+        max_steps: Option<u32>,
+    },
+    /// Stop the session's run.
+    Stop {
+        /// Session key.
+        session: String,
+    },
+    /// The trajectory as a JSON download.
+    Export {
+        /// Session key.
+        session: String,
+    },
+    /// Read the settings.
+    GetSettings,
+    /// Save the settings.
+    SaveSettings {
+        /// The new settings.
+        settings: Settings,
+    },
+}
+
+/// Kinds of request failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiErrorKind {
+    /// The request is malformed.
+    BadRequest,
+    /// The sender may not ask.
+    Forbidden,
+    /// Settings failed validation.
+    InvalidSettings,
+    /// A run is already going on in that session.
+    Busy,
+    /// Nothing to export.
+    NotFound,
+    /// Storage failed.
+    Storage,
+    /// A bug.
+    Internal,
+}
+
+/// A failed request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    /// The kind.
+    pub kind: ApiErrorKind,
+    /// What went wrong and what to do.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error of `kind`.
+    pub fn new(kind: ApiErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// The reply envelope.
+pub fn envelope(id: &Value, result: Result<Value, ApiError>) -> Value {
+    match result {
+        Ok(data) => serde_json::json!({ "id": id, "ok": true, "data": data }),
+        Err(error) => serde_json::json!({ "id": id, "ok": false, "error": error }),
+    }
+}
+
+/// Checks a session key: `popup` or `tab:<id>`.
+pub fn validate_session(session: &str) -> Result<(), ApiError> {
+    let ok = session == "popup"
+        || session.strip_prefix("tab:").is_some_and(|id| {
+            !id.is_empty() && id.len() <= 12 && id.bytes().all(|b| b.is_ascii_digit())
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            ApiErrorKind::BadRequest,
+            format!("\"{session}\" is not a session key (expected \"popup\" or \"tab:<id>\")."),
+        ))
+    }
+}
+
+/// The page as the UI sees it (without its text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageView {
+    /// Title.
+    pub title: String,
+    /// URL.
+    pub url: String,
+    /// Whether its text was captured.
+    pub has_text: bool,
+}
+
+/// What the popup renders for a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionView {
+    /// Session key.
+    pub session: String,
+    /// Run status.
+    pub status: RunStatus,
+    /// Current phase while running.
+    pub phase: Option<String>,
+    /// Tool in use.
+    pub tool: Option<String>,
+    /// Current step.
+    pub step: u32,
+    /// Step bound.
+    pub max_steps: u32,
+    /// Tokens.
+    pub usage: UsageView,
+    /// Whether the budget warning fired.
+    pub budget_warned: bool,
+    /// The question.
+    pub question: String,
+    /// The answer so far.
+    pub answer: String,
+    /// Whether it is partial.
+    pub partial: bool,
+    /// The error the run ended with.
+    pub error: Option<ErrorInfo>,
+    /// Notices.
+    pub notices: Vec<String>,
+    /// The page.
+    pub page: Option<PageView>,
+    /// Earlier turns.
+    pub turns: Vec<Turn>,
+    /// Trajectory entries recorded.
+    pub trajectory_len: usize,
+    /// Last change (ms).
+    pub updated_at: u64,
+}
+
+impl SessionView {
+    /// The view of a state.
+    pub fn of(state: &SessionState) -> Self {
+        let running = state.status == RunStatus::Running;
+        let (phase, tool) = match (&state.next, running) {
+            (Some(Next::Reason), true) => (Some("thinking"), None),
+            (Some(Next::Act { call }), true) => (Some("executing"), Some(call.name.clone())),
+            (Some(Next::Observe), true) => (Some("analyzing"), None),
+            (Some(Next::Synthesize { .. }), true) => (Some("synthesizing"), None),
+            _ => (None, None),
+        };
+        Self {
+            session: state.session.clone(),
+            status: state.status,
+            phase: phase.map(str::to_string),
+            tool,
+            step: state.step,
+            max_steps: state.config.max_steps,
+            usage: UsageView {
+                input: state.usage.input,
+                output: state.usage.output,
+                budget: state.config.token_budget,
+            },
+            budget_warned: state.budget_warned,
+            question: state.question.clone(),
+            answer: state.answer.clone(),
+            partial: state.partial,
+            error: state.error.clone(),
+            notices: state.notices.clone(),
+            page: state.page.as_ref().map(|p| PageView {
+                title: p.title.clone(),
+                url: p.url.clone(),
+                has_text: !p.text.is_empty(),
+            }),
+            turns: state.turns.clone(),
+            trajectory_len: state.trajectory.len(),
+            updated_at: state.updated_at,
+        }
+    }
+}

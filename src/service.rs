@@ -1,0 +1,346 @@
+//! The worker's request handling, pure: it answers the popup's requests, starts runs and
+//! resumes interrupted ones, all through the ports. The `web` layer only converts values
+//! and spawns the futures this returns.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use serde_json::{json, Value};
+
+use crate::agent::config::RunConfig;
+use crate::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
+use crate::agent::{Engine, StopSignal};
+use crate::ports::{Clock, EventSink, LlmClient, PageReader, StateStore};
+use crate::protocol::{validate_session, ApiError, ApiErrorKind, Command, Request, SessionView};
+use crate::settings::Settings;
+use crate::state::{self, PageInfo, RunStatus, SessionState, StateError, SESSION_PREFIX};
+use crate::tools::ToolBox;
+
+/// Longest question accepted, in characters.
+pub const MAX_QUESTION_CHARS: usize = 20_000;
+
+/// Makes the model client for the current settings.
+pub trait ModelFactory {
+    /// A client speaking the settings' provider.
+    fn client(&self, settings: &Settings) -> Rc<dyn LlmClient>;
+}
+
+/// The ports the service needs.
+#[derive(Clone)]
+pub struct Ports {
+    /// Session records (`chrome.storage.session`).
+    pub sessions: Rc<dyn StateStore>,
+    /// Settings (`chrome.storage.local`).
+    pub settings: Rc<dyn StateStore>,
+    /// Time.
+    pub clock: Rc<dyn Clock>,
+    /// The UI.
+    pub events: Rc<dyn EventSink>,
+    /// Page text.
+    pub pages: Rc<dyn PageReader>,
+    /// Model clients.
+    pub models: Rc<dyn ModelFactory>,
+}
+
+/// A run to drive to its end (spawn it).
+pub type RunFuture = LocalBoxFuture<'static, ()>;
+
+/// The worker's logic.
+pub struct Service {
+    ports: Ports,
+    tools: ToolBox,
+    running: RefCell<HashMap<String, StopSignal>>,
+}
+
+/// The notice shown when a tab cannot be scripted.
+pub const UNREADABLE_PAGE: &str = "This page can't be read by extensions (browser pages such as chrome:// and the Chrome Web Store are protected), so the question is answered without the page's text.";
+
+impl Service {
+    /// A service over `ports`.
+    pub fn new(ports: Ports) -> Rc<Self> {
+        Rc::new(Self {
+            ports,
+            tools: ToolBox::builtin(),
+            running: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// Handles one request; a started run comes back as a future to spawn.
+    pub async fn handle(
+        self: &Rc<Self>,
+        request: Request,
+    ) -> (Result<Value, ApiError>, Option<RunFuture>) {
+        match request.command {
+            Command::Ask {
+                session,
+                question,
+                tab_id,
+                max_steps,
+            } => match self.ask(&session, &question, tab_id, max_steps).await {
+                Ok((view, run)) => (Ok(view), Some(run)),
+                Err(e) => (Err(e), None),
+            },
+            Command::Snapshot { session } => (self.snapshot(&session).await, None),
+            Command::Stop { session } => (self.stop(&session), None),
+            Command::Export { session } => (self.export(&session).await, None),
+            Command::GetSettings => (self.get_settings().await, None),
+            Command::SaveSettings { settings } => (self.save_settings(settings).await, None),
+        }
+    }
+
+    /// Parses a JSON request and handles it.
+    pub async fn handle_json(self: &Rc<Self>, request: Value) -> (Value, Option<RunFuture>) {
+        let id = request.get("id").cloned().unwrap_or(Value::Null);
+        let (result, run) = match serde_json::from_value::<Request>(request) {
+            Ok(req) => self.handle(req).await,
+            Err(e) => (
+                Err(ApiError::new(
+                    ApiErrorKind::BadRequest,
+                    format!("Unreadable request: {e}"),
+                )),
+                None,
+            ),
+        };
+        (crate::protocol::envelope(&id, result), run)
+    }
+
+    fn notify(&self, session: &str, message: String) {
+        let event = AgentEvent {
+            kind: EventKind::Notice { message },
+            step: 0,
+            max_steps: 0,
+            usage: UsageView::default(),
+        };
+        self.ports.events.emit(&EventEnvelope::new(session, event));
+    }
+
+    /// Loads a session; a corrupted or newer record becomes a fresh session with a notice.
+    async fn load_session(&self, session: &str) -> Result<SessionState, ApiError> {
+        let now = self.ports.clock.now_ms();
+        match state::load(self.ports.sessions.as_ref(), session).await {
+            Ok(Some(s)) => Ok(s),
+            Ok(None) => Ok(SessionState::new(session, now)),
+            Err(StateError::Store(e)) => Err(ApiError::new(
+                ApiErrorKind::Storage,
+                format!("Could not read the session: {e}"),
+            )),
+            Err(e) => {
+                let mut fresh = SessionState::new(session, now);
+                fresh.notices.push(e.to_string());
+                self.notify(session, e.to_string());
+                Ok(fresh)
+            }
+        }
+    }
+
+    async fn snapshot(&self, session: &str) -> Result<Value, ApiError> {
+        validate_session(session)?;
+        let state = self.load_session(session).await?;
+        Ok(json!(SessionView::of(&state)))
+    }
+
+    async fn ask(
+        self: &Rc<Self>,
+        session: &str,
+        question: &str,
+        tab_id: Option<i64>,
+        max_steps: Option<u32>,
+    ) -> Result<(Value, RunFuture), ApiError> {
+        validate_session(session)?;
+        let question = question.trim();
+        if question.is_empty() {
+            return Err(ApiError::new(
+                ApiErrorKind::BadRequest,
+                "Type a question first.",
+            ));
+        }
+        if question.chars().count() > MAX_QUESTION_CHARS {
+            return Err(ApiError::new(
+                ApiErrorKind::BadRequest,
+                format!("The question is too long (more than {MAX_QUESTION_CHARS} characters)."),
+            ));
+        }
+        if self.running.borrow().contains_key(session) {
+            return Err(ApiError::new(
+                ApiErrorKind::Busy,
+                "A question is already being answered here: wait for it or press Stop.",
+            ));
+        }
+        let settings = Settings::load(self.ports.settings.as_ref())
+            .await
+            .map_err(|e| {
+                ApiError::new(
+                    ApiErrorKind::Storage,
+                    format!("Could not read the settings: {e}"),
+                )
+            })?;
+        let mut state = self.load_session(session).await?;
+        let mut notices = Vec::new();
+        let page = match tab_id {
+            Some(tab) => match self.ports.pages.read(tab).await {
+                Ok(p) => Some(PageInfo {
+                    title: p.title,
+                    url: p.url,
+                    text: p.text,
+                }),
+                Err(_) => {
+                    notices.push(UNREADABLE_PAGE.to_string());
+                    None
+                }
+            },
+            None => None,
+        };
+        let config = RunConfig {
+            max_steps: max_steps.unwrap_or(RunConfig::default().max_steps),
+            token_budget: settings.token_budget,
+            stream: settings.stream,
+            ..RunConfig::default()
+        };
+        // Re-check: reading the page yielded to other requests.
+        if self.running.borrow().contains_key(session) {
+            return Err(ApiError::new(
+                ApiErrorKind::Busy,
+                "A question is already being answered here: wait for it or press Stop.",
+            ));
+        }
+        state.begin_run(question, page, config, self.ports.clock.now_ms());
+        state.notices = notices;
+        let stop = StopSignal::new();
+        self.running
+            .borrow_mut()
+            .insert(session.to_string(), stop.clone());
+        if let Err(e) = state::save(self.ports.sessions.as_ref(), &state).await {
+            state.notices.push(format!(
+                "Could not save this session ({e}); the run continues in memory."
+            ));
+        }
+        let view = json!(SessionView::of(&state));
+        let run = self.clone().drive(state, settings, stop);
+        Ok((view, run))
+    }
+
+    fn drive(
+        self: Rc<Self>,
+        mut state: SessionState,
+        settings: Settings,
+        stop: StopSignal,
+    ) -> RunFuture {
+        async move {
+            let llm = self.ports.models.client(&settings);
+            for message in state.notices.clone() {
+                self.notify(&state.session, message);
+            }
+            let engine = Engine::new(
+                llm.as_ref(),
+                self.ports.clock.as_ref(),
+                self.ports.events.as_ref(),
+                self.ports.sessions.as_ref(),
+                &self.tools,
+                stop,
+            );
+            engine.drive(&mut state).await;
+            self.running.borrow_mut().remove(&state.session);
+        }
+        .boxed_local()
+    }
+
+    /// Futures continuing every session that was running when the worker stopped.
+    pub async fn resume_all(self: &Rc<Self>) -> Vec<RunFuture> {
+        let Ok(keys) = self.ports.sessions.keys(SESSION_PREFIX).await else {
+            return Vec::new();
+        };
+        let Ok(settings) = Settings::load(self.ports.settings.as_ref()).await else {
+            return Vec::new();
+        };
+        let mut runs = Vec::new();
+        for key in keys {
+            let session = &key[SESSION_PREFIX.len()..];
+            if self.running.borrow().contains_key(session) {
+                continue;
+            }
+            let Ok(Some(state)) = state::load(self.ports.sessions.as_ref(), session).await else {
+                continue;
+            };
+            if state.status != RunStatus::Running {
+                continue;
+            }
+            let stop = StopSignal::new();
+            self.running
+                .borrow_mut()
+                .insert(session.to_string(), stop.clone());
+            runs.push(self.clone().drive(state, settings.clone(), stop));
+        }
+        runs
+    }
+
+    fn stop(&self, session: &str) -> Result<Value, ApiError> {
+        validate_session(session)?;
+        let signal = self.running.borrow().get(session).cloned();
+        if let Some(s) = &signal {
+            s.raise();
+        }
+        Ok(json!({ "stopping": signal.is_some() }))
+    }
+
+    async fn export(&self, session: &str) -> Result<Value, ApiError> {
+        validate_session(session)?;
+        let state = self.load_session(session).await?;
+        if state.run_id == 0 {
+            return Err(ApiError::new(
+                ApiErrorKind::NotFound,
+                "Nothing to export yet: ask a question first.",
+            ));
+        }
+        let doc = json!({
+            "kind": "knowledgelens.trajectory",
+            "version": state.version,
+            "session": state.session,
+            "run": state.run_id,
+            "question": state.question,
+            "status": state.status,
+            "answer": state.answer,
+            "partial": state.partial,
+            "error": state.error,
+            "page": state.page.as_ref().map(|p| json!({"title": p.title, "url": p.url, "chars": p.text.chars().count()})),
+            "config": state.config,
+            "metrics": state.metrics(self.ports.clock.now_ms()),
+            "trajectory": state.trajectory,
+            "turns": state.turns,
+        });
+        let filename = format!(
+            "knowledgelens-{}-run{}.json",
+            state.session.replace(':', "-"),
+            state.run_id
+        );
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        Ok(json!({ "filename": filename, "json": text }))
+    }
+
+    async fn get_settings(&self) -> Result<Value, ApiError> {
+        let s = Settings::load(self.ports.settings.as_ref())
+            .await
+            .map_err(|e| {
+                ApiError::new(
+                    ApiErrorKind::Storage,
+                    format!("Could not read the settings: {e}"),
+                )
+            })?;
+        Ok(json!(s))
+    }
+
+    async fn save_settings(&self, settings: Settings) -> Result<Value, ApiError> {
+        let s = settings
+            .validated()
+            .map_err(|e| ApiError::new(ApiErrorKind::InvalidSettings, e.0))?;
+        s.save(self.ports.settings.as_ref()).await.map_err(|e| {
+            ApiError::new(
+                ApiErrorKind::Storage,
+                format!("Could not save the settings: {e}"),
+            )
+        })?;
+        Ok(json!(s))
+    }
+}

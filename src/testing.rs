@@ -1,0 +1,289 @@
+//! In-memory ports for native tests and benchmarks: a scripted model that fails on an
+//! unexpected call, a memory store with fault injection, a manual clock whose sleeps
+//! advance time instantly, and a recording event sink. Nothing here touches the browser.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+use futures::future::{self, LocalBoxFuture};
+use futures::FutureExt;
+
+use crate::agent::events::EventEnvelope;
+use crate::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, ToolCall, Usage};
+use crate::ports::{Clock, EventSink, LlmClient, PageReader, PageText, StateStore, StoreError};
+use crate::service::ModelFactory;
+use crate::settings::Settings;
+
+/// One scripted reply.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A text reply (streamed in a few deltas).
+    Text(String),
+    /// A tool call with a thought.
+    Tool {
+        /// Thought text.
+        thought: String,
+        /// Tool name.
+        name: String,
+        /// JSON arguments.
+        arguments: String,
+    },
+    /// A failure.
+    Fail(LlmError),
+    /// A full response.
+    Raw(ChatResponse),
+}
+
+impl Reply {
+    /// A text reply.
+    pub fn text(s: impl Into<String>) -> Self {
+        Self::Text(s.into())
+    }
+    /// A tool call.
+    pub fn tool(name: &str, arguments: &str) -> Self {
+        Self::Tool {
+            thought: format!("I will use {name}."),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+    /// An HTTP-status failure.
+    pub fn status(status: u16) -> Self {
+        let mut e = LlmError::new(LlmErrorKind::from_status(status), format!("HTTP {status}"));
+        e.status = Some(status);
+        Self::Fail(e)
+    }
+}
+
+/// A model that plays back replies in order and records the requests.
+#[derive(Default)]
+pub struct ScriptedLlm {
+    replies: RefCell<VecDeque<Reply>>,
+    /// Every request received.
+    pub requests: RefCell<Vec<ChatRequest>>,
+    unexpected: Cell<u32>,
+    /// Usage reported per call (None: none reported).
+    pub usage: Cell<Option<Usage>>,
+}
+
+impl ScriptedLlm {
+    /// A model with `replies`.
+    pub fn new(replies: Vec<Reply>) -> Self {
+        Self {
+            replies: RefCell::new(replies.into()),
+            ..Default::default()
+        }
+    }
+    /// Replies not consumed.
+    pub fn remaining(&self) -> usize {
+        self.replies.borrow().len()
+    }
+    /// Calls made after the script ran out.
+    pub fn unexpected_calls(&self) -> u32 {
+        self.unexpected.get()
+    }
+    /// Model calls made.
+    pub fn calls(&self) -> usize {
+        self.requests.borrow().len()
+    }
+}
+
+impl LlmClient for ScriptedLlm {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        self.requests.borrow_mut().push(request.clone());
+        let reply = self.replies.borrow_mut().pop_front();
+        let usage = self.usage.get();
+        let result = match reply {
+            None => {
+                self.unexpected.set(self.unexpected.get() + 1);
+                Err(LlmError::new(
+                    LlmErrorKind::BadRequest,
+                    "scripted model: unexpected call (script exhausted)",
+                ))
+            }
+            Some(Reply::Text(text)) => {
+                for piece in text.split_inclusive(' ') {
+                    on_delta(piece);
+                }
+                Ok(ChatResponse {
+                    content: text,
+                    usage,
+                    finish_reason: Some("stop".into()),
+                    ..Default::default()
+                })
+            }
+            Some(Reply::Tool {
+                thought,
+                name,
+                arguments,
+            }) => {
+                let n = self.requests.borrow().len();
+                Ok(ChatResponse {
+                    content: thought,
+                    tool_calls: vec![ToolCall {
+                        id: format!("call_{n}"),
+                        name,
+                        arguments,
+                    }],
+                    usage,
+                    finish_reason: Some("tool_calls".into()),
+                })
+            }
+            Some(Reply::Fail(e)) => Err(e),
+            Some(Reply::Raw(r)) => Ok(r),
+        };
+        future::ready(result).boxed_local()
+    }
+}
+
+/// A factory always handing out the same client.
+pub struct FixedModel(pub Rc<dyn LlmClient>);
+
+impl ModelFactory for FixedModel {
+    fn client(&self, _settings: &Settings) -> Rc<dyn LlmClient> {
+        self.0.clone()
+    }
+}
+
+/// A store in memory, with counters and injectable faults.
+#[derive(Default)]
+pub struct MemoryStore {
+    /// The data.
+    pub data: RefCell<BTreeMap<String, String>>,
+    /// The next `set` calls fail with these errors, in order.
+    pub fail_sets: RefCell<VecDeque<StoreError>>,
+    /// Number of `set` calls.
+    pub sets: Cell<u32>,
+    /// Bytes written by `set` calls.
+    pub bytes_written: Cell<u64>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl StateStore for MemoryStore {
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
+        future::ready(Ok(self.data.borrow().get(key).cloned())).boxed_local()
+    }
+    fn set(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        self.sets.set(self.sets.get() + 1);
+        if let Some(err) = self.fail_sets.borrow_mut().pop_front() {
+            return future::ready(Err(err)).boxed_local();
+        }
+        let mut data = self.data.borrow_mut();
+        for (k, v) in items {
+            self.bytes_written
+                .set(self.bytes_written.get() + (k.len() + v.len()) as u64);
+            data.insert(k, v);
+        }
+        future::ready(Ok(())).boxed_local()
+    }
+    fn remove(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        let mut data = self.data.borrow_mut();
+        for k in keys {
+            data.remove(&k);
+        }
+        future::ready(Ok(())).boxed_local()
+    }
+    fn keys<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>> {
+        future::ready(Ok(self
+            .data
+            .borrow()
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect()))
+        .boxed_local()
+    }
+}
+
+/// A clock that only moves when told to, or when something sleeps (instantly).
+#[derive(Default)]
+pub struct ManualClock {
+    now: Cell<u64>,
+    /// Every sleep requested, in ms.
+    pub sleeps: RefCell<Vec<u64>>,
+}
+
+impl ManualClock {
+    /// A clock at `start_ms`.
+    pub fn new(start_ms: u64) -> Rc<Self> {
+        Rc::new(Self {
+            now: Cell::new(start_ms),
+            sleeps: RefCell::new(Vec::new()),
+        })
+    }
+    /// Moves time forward.
+    pub fn advance(&self, ms: u64) {
+        self.now.set(self.now.get() + ms);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.now.get()
+    }
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'static, ()> {
+        self.sleeps.borrow_mut().push(ms);
+        self.now.set(self.now.get() + ms);
+        future::ready(()).boxed_local()
+    }
+}
+
+impl Clock for Rc<ManualClock> {
+    fn now_ms(&self) -> u64 {
+        self.as_ref().now_ms()
+    }
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'static, ()> {
+        self.as_ref().sleep(ms)
+    }
+}
+
+/// Records every event.
+#[derive(Default)]
+pub struct RecordingSink {
+    /// The events, in order.
+    pub events: RefCell<Vec<EventEnvelope>>,
+}
+
+impl RecordingSink {
+    /// The event names, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.events
+            .borrow()
+            .iter()
+            .map(|e| e.event.kind.name())
+            .collect()
+    }
+}
+
+impl EventSink for RecordingSink {
+    fn emit(&self, event: &EventEnvelope) {
+        self.events.borrow_mut().push(event.clone());
+    }
+}
+
+/// Pages by tab id; a missing tab is "cannot be scripted".
+#[derive(Default)]
+pub struct StaticPages(pub BTreeMap<i64, PageText>);
+
+impl PageReader for StaticPages {
+    fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageText, String>> {
+        future::ready(
+            self.0
+                .get(&tab_id)
+                .cloned()
+                .ok_or_else(|| "Cannot access contents of the page".to_string()),
+        )
+        .boxed_local()
+    }
+}

@@ -1,0 +1,12 @@
+//! The browser layer: the only module tree that touches wasm-bindgen, web-sys and js-sys.
+//! It implements the core's ports on `fetch`, `chrome.storage`, `chrome.scripting` and
+//! timers (bound on the global scope: a service worker has no `window`), and exports the
+//! [`api::Backend`] the extension's service worker drives.
+
+pub mod api;
+pub mod clock;
+pub mod events;
+pub mod http;
+pub mod interop;
+pub mod pages;
+pub mod storage;

@@ -1,0 +1,222 @@
+// A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for end-to-end tests.
+//
+// Replies come from a queue (`script(...)`), one per POST /v1/chat/completions:
+//   {content: 'text'}                                   an assistant message
+//   {tool_calls: [{name, arguments}]}                   tool calls (arguments: object or JSON text)
+//   {status: 401, body: {...} | 'text', headers: {...}} an HTTP error
+// Optional on any reply: delayMs (before answering), usage ({prompt_tokens, completion_tokens}),
+// json: true (answer with a JSON body even when the request asked for a stream).
+// With `stream: true` the reply is SSE (`data: {chunk}` ... `data: [DONE]`), content split into
+// several deltas, tool calls streamed as index/id/name/argument pieces, and usage in a last
+// chunk. An exhausted script answers 500 so that an unexpected call fails the test loudly.
+// Every request is recorded in `requests` ({method, path, headers, body}).
+
+import { createServer } from 'node:http';
+
+const MODEL = 'scripted-model';
+
+/** Rough token estimate (~4 characters a token), for default usage numbers. */
+function estimateTokens(value) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value ?? '');
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+/** Splits text into `parts` roughly equal pieces (at least one, never empty pieces). */
+function pieces(text, parts) {
+  if (text.length === 0) return [''];
+  const size = Math.max(1, Math.ceil(text.length / parts));
+  const out = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function toolCallsOf(reply) {
+  return (reply.tool_calls ?? []).map((call, index) => ({
+    index,
+    id: call.id ?? `call_${index}_${Math.random().toString(36).slice(2, 10)}`,
+    type: 'function',
+    function: {
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
+    },
+  }));
+}
+
+function usageOf(reply, requestBody) {
+  const prompt = reply.usage?.prompt_tokens ?? estimateTokens(requestBody?.messages);
+  const completion = reply.usage?.completion_tokens ?? estimateTokens(reply.content ?? reply.tool_calls ?? '');
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, OPTIONS',
+  'access-control-allow-headers': 'authorization, content-type, accept, x-requested-with',
+  'access-control-max-age': '600',
+};
+
+export class ScriptedOpenAI {
+  constructor() {
+    /** @type {object[]} replies not consumed yet */
+    this.queue = [];
+    /** @type {{method: string, path: string, headers: object, body: any}[]} */
+    this.requests = [];
+    this.server = createServer((req, res) => {
+      this.route(req, res).catch((err) => {
+        if (!res.headersSent) res.writeHead(500, { ...CORS, 'content-type': 'text/plain' });
+        res.end(`scripted server error: ${err.stack}`);
+      });
+    });
+    /** Open sockets, destroyed on close so a hanging request never blocks a test's end. */
+    this.sockets = new Set();
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  /** Starts listening on 127.0.0.1 (random port). */
+  async listen() {
+    await new Promise((done) => this.server.listen(0, '127.0.0.1', done));
+    const { port } = this.server.address();
+    this.origin = `http://127.0.0.1:${port}`;
+    /** The Base URL to configure in the extension. */
+    this.baseUrl = `${this.origin}/v1`;
+    return this;
+  }
+
+  /** Appends replies to the script. */
+  script(...replies) {
+    this.queue.push(...replies);
+    return this;
+  }
+
+  /** The chat-completion requests received so far (bodies parsed). */
+  get chatRequests() {
+    return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
+  }
+
+  async close() {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((done) => this.server.close(() => done()));
+  }
+
+  async route(req, res) {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, CORS);
+      res.end();
+      return;
+    }
+    const raw = await readBody(req);
+    let body = raw;
+    try {
+      body = raw ? JSON.parse(raw) : null;
+    } catch {
+      // Keep the raw text: a test will see what arrived.
+    }
+    this.requests.push({ method: req.method, path: url.pathname, headers: req.headers, body });
+
+    if (req.method === 'GET' && url.pathname === '/v1/models') {
+      sendJson(res, 200, { object: 'list', data: [{ id: MODEL, object: 'model', owned_by: 'tests' }] });
+      return;
+    }
+    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
+      sendJson(res, 404, { error: { message: `no route for ${req.method} ${url.pathname}`, type: 'not_found' } });
+      return;
+    }
+    const reply = this.queue.shift();
+    if (!reply) {
+      const n = this.chatRequests.length;
+      sendJson(res, 500, {
+        error: {
+          message: `scripted server: script exhausted, no reply left for chat request #${n}`,
+          type: 'server_error',
+        },
+      });
+      return;
+    }
+    if (reply.delayMs) await new Promise((done) => setTimeout(done, reply.delayMs));
+    if (reply.status) {
+      const headers = { ...CORS, ...(reply.headers ?? {}) };
+      const isText = typeof reply.body === 'string';
+      res.writeHead(reply.status, { 'content-type': isText ? 'text/plain' : 'application/json', ...headers });
+      res.end(isText ? reply.body : JSON.stringify(reply.body ?? {}));
+      return;
+    }
+    if (body?.stream === true && !reply.json) {
+      await streamReply(res, reply, body);
+    } else {
+      sendJson(res, 200, completion(reply, body));
+    }
+  }
+}
+
+/** Starts a scripted server; `await server.close()` when done. */
+export async function startScriptedOpenAI() {
+  return new ScriptedOpenAI().listen();
+}
+
+function readBody(req) {
+  return new Promise((done, fail) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', fail);
+  });
+}
+
+function sendJson(res, status, value) {
+  res.writeHead(status, { ...CORS, 'content-type': 'application/json' });
+  res.end(JSON.stringify(value));
+}
+
+function completion(reply, requestBody) {
+  const toolCalls = toolCallsOf(reply);
+  const message = { role: 'assistant', content: toolCalls.length ? (reply.content ?? null) : (reply.content ?? '') };
+  if (toolCalls.length) message.tool_calls = toolCalls.map(({ index, ...call }) => call);
+  return {
+    id: `chatcmpl-${Date.now()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: requestBody?.model || MODEL,
+    choices: [{ index: 0, message, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }],
+    usage: usageOf(reply, requestBody),
+  };
+}
+
+async function streamReply(res, reply, requestBody) {
+  res.writeHead(200, {
+    ...CORS,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  const id = `chatcmpl-${Date.now()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = requestBody?.model || MODEL;
+  const send = async (choices, extra = {}) => {
+    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`);
+    await new Promise((done) => setTimeout(done, 5));
+  };
+  const delta = (d, finish = null) => [{ index: 0, delta: d, finish_reason: finish }];
+
+  const toolCalls = toolCallsOf(reply);
+  await send(delta({ role: 'assistant', content: '' }));
+  if (reply.content) {
+    for (const piece of pieces(reply.content, 4)) await send(delta({ content: piece }));
+  }
+  for (const call of toolCalls) {
+    await send(delta({
+      tool_calls: [{ index: call.index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }],
+    }));
+    for (const piece of pieces(call.function.arguments, 3)) {
+      await send(delta({ tool_calls: [{ index: call.index, function: { arguments: piece } }] }));
+    }
+  }
+  await send(delta({}, toolCalls.length ? 'tool_calls' : 'stop'));
+  // Usage arrives last, with no choices, as OpenAI does with stream_options.include_usage.
+  await send([], { usage: usageOf(reply, requestBody) });
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
