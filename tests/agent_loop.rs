@@ -1,0 +1,466 @@
+//! The Reason -> Act -> Observe loop driven natively through its ports with scripted models
+//! and a manual clock: the step contract, bounds, budget, stop, retries and events, plus
+//! seed 004's properties 1, 2, 3, 13, 15 and 17 as property tests.
+
+use knowledgelens::agent::config::RunConfig;
+use knowledgelens::agent::trajectory::Item;
+use knowledgelens::agent::{Engine, StopSignal};
+use knowledgelens::llm::{ChatResponse, LlmError, LlmErrorKind, Usage};
+use knowledgelens::state::{self, PageInfo, RunStatus, SessionState};
+use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
+use knowledgelens::tools::ToolBox;
+use proptest::prelude::*;
+
+struct Outcome {
+    state: SessionState,
+    llm: ScriptedLlm,
+    sink: RecordingSink,
+    store: MemoryStore,
+    clock: std::rc::Rc<ManualClock>,
+}
+
+fn page() -> PageInfo {
+    PageInfo {
+        title: "Photosynthesis".into(),
+        url: "http://127.0.0.1/article".into(),
+        text: "Plants turn light into sugar. ".repeat(20),
+    }
+}
+
+fn run_with(
+    replies: Vec<Reply>,
+    config: RunConfig,
+    stop: StopSignal,
+    usage: Option<Usage>,
+) -> Outcome {
+    let llm = ScriptedLlm::new(replies);
+    llm.usage.set(usage);
+    let clock = ManualClock::new(1_000);
+    let (store, sink, tools) = (
+        MemoryStore::new(),
+        RecordingSink::default(),
+        ToolBox::builtin(),
+    );
+    let mut state = SessionState::new("tab:7", 1_000);
+    state.begin_run("What do plants do with light?", Some(page()), config, 1_000);
+    {
+        let engine = Engine::new(&llm, &clock, &sink, &store, &tools, stop);
+        futures::executor::block_on(engine.drive(&mut state));
+    }
+    Outcome {
+        state,
+        llm,
+        sink,
+        store,
+        clock,
+    }
+}
+
+fn run(replies: Vec<Reply>) -> Outcome {
+    run_with(replies, RunConfig::default(), StopSignal::new(), None)
+}
+
+fn control(go: bool, answer: Option<&str>) -> Reply {
+    Reply::text(serde_json::json!({"should_continue": go, "final_answer": answer}).to_string())
+}
+
+#[test]
+fn prose_only_model_finishes_in_one_call() {
+    let out = run(vec![Reply::text("Plants make sugar from light.")]);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert_eq!(out.state.answer, "Plants make sugar from light.");
+    assert!(!out.state.partial);
+    assert_eq!(out.llm.calls(), 1);
+    assert_eq!(
+        out.sink.names(),
+        [
+            "run_started",
+            "step_started",
+            "thinking",
+            "answer_delta",
+            "answer_delta",
+            "answer_delta",
+            "answer_delta",
+            "answer_delta",
+            "completed"
+        ]
+    );
+}
+
+#[test]
+fn tool_step_then_observation_with_final_answer() {
+    let out = run(vec![
+        Reply::tool("read_page", r#"{"offset": 0}"#),
+        control(false, Some("They make sugar.")),
+    ]);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert_eq!(out.state.answer, "They make sugar.");
+    assert_eq!(out.llm.calls(), 2);
+    let kinds: Vec<&str> = out
+        .state
+        .trajectory
+        .iter()
+        .map(|e| item_name(&e.item))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "thought",
+            "tool_call",
+            "tool_result",
+            "observation",
+            "answer"
+        ]
+    );
+    let Item::ToolResult { ok, content, .. } = &out.state.trajectory[2].item else {
+        panic!("tool result expected")
+    };
+    assert!(ok);
+    assert!(
+        content.contains("Plants turn light into sugar"),
+        "{content}"
+    );
+    // The Reason call offered the tool; the Observe call asked for the control block.
+    let requests = out.llm.requests.borrow();
+    assert_eq!(requests[0].tools.len(), 1);
+    assert!(requests[1].tools.is_empty() && requests[1].response_format.is_some());
+    // The observe prompt carries the tool result.
+    assert!(requests[1]
+        .messages
+        .iter()
+        .any(|m| m.tool_call_id.is_some() && m.content.contains("Plants turn light")));
+    let names = out.sink.names();
+    for phase in ["executing", "tool_completed", "analyzing", "answer_reset"] {
+        assert!(names.contains(&phase), "{phase} missing from {names:?}");
+    }
+}
+
+#[test]
+fn malformed_control_block_means_continue_and_step_bound_synthesizes() {
+    let config = RunConfig {
+        max_steps: 2,
+        ..RunConfig::default()
+    };
+    let replies = vec![
+        Reply::tool("read_page", "{}"),
+        Reply::text("I am not sure yet"),
+        Reply::tool("read_page", r#"{"offset": 100}"#),
+        control(true, None),
+        Reply::text("Best effort: sugar."),
+    ];
+    let out = run_with(replies, config, StopSignal::new(), None);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert!(out.state.partial, "a bound-reached answer is partial");
+    assert_eq!(out.state.answer, "Best effort: sugar.");
+    assert_eq!(out.state.step, 2);
+    assert_eq!(out.llm.calls(), 5, "2 x max_steps + 1");
+    assert!(out.sink.names().contains(&"synthesizing"));
+    assert_eq!(out.llm.remaining(), 0);
+}
+
+#[test]
+fn invalid_tool_arguments_go_back_to_the_model() {
+    let out = run(vec![
+        Reply::tool("read_page", r#"{"offset": "ten"}"#),
+        control(false, Some("ok")),
+    ]);
+    let Item::ToolResult { ok, content, .. } = &out.state.trajectory[2].item else {
+        panic!()
+    };
+    assert!(!ok);
+    assert!(content.starts_with("Error: invalid arguments"), "{content}");
+    assert!(out.sink.names().contains(&"tool_failed"));
+    assert_eq!(out.state.status, RunStatus::Completed);
+}
+
+#[test]
+fn rate_limit_then_server_error_recovers_with_backoff() {
+    let mut limited = LlmError::new(LlmErrorKind::RateLimited, "429");
+    limited.retry_after_ms = Some(2_000);
+    let out = run(vec![
+        Reply::Fail(limited),
+        Reply::status(500),
+        Reply::text("Recovered answer."),
+    ]);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert_eq!(out.state.answer, "Recovered answer.");
+    let sleeps = out.clock.sleeps.borrow();
+    assert_eq!(sleeps.len(), 2);
+    assert_eq!(sleeps[0], 2_000, "Retry-After is honoured");
+    assert!(
+        (500..=1_000).contains(&sleeps[1]),
+        "second backoff with jitter: {}",
+        sleeps[1]
+    );
+    let errors = out
+        .state
+        .trajectory
+        .iter()
+        .filter(|e| matches!(e.item, Item::Error { retrying: true, .. }))
+        .count();
+    assert_eq!(errors, 2);
+}
+
+#[test]
+fn retries_are_bounded_then_the_run_fails_with_a_clear_message() {
+    let out = run((0..4).map(|_| Reply::status(503)).collect());
+    assert_eq!(out.state.status, RunStatus::Failed);
+    assert_eq!(out.llm.calls(), 4, "max_retries 3 => 4 attempts");
+    let error = out.state.error.as_ref().expect("error");
+    assert_eq!(error.kind, "server");
+    assert!(
+        error.message.contains("Gave up after 4 attempts"),
+        "{}",
+        error.message
+    );
+    assert_eq!(out.sink.names().last(), Some(&"failed"));
+}
+
+#[test]
+fn auth_errors_fail_fast() {
+    let out = run(vec![Reply::status(401)]);
+    assert_eq!(out.state.status, RunStatus::Failed);
+    assert_eq!(out.llm.calls(), 1);
+    assert_eq!(
+        out.state.error.as_ref().map(|e| e.kind.as_str()),
+        Some("auth")
+    );
+    assert!(out.clock.sleeps.borrow().is_empty());
+}
+
+#[test]
+fn stop_before_start_synthesizes_a_stopped_answer() {
+    let stop = StopSignal::new();
+    stop.raise();
+    let out = run_with(
+        vec![Reply::text("Partial: sugar.")],
+        RunConfig::default(),
+        stop,
+        None,
+    );
+    assert_eq!(out.state.status, RunStatus::Stopped);
+    assert_eq!(out.state.answer, "Partial: sugar.");
+    assert!(out.sink.names().contains(&"stopped"));
+    assert!(out.llm.requests.borrow()[0]
+        .messages
+        .last()
+        .expect("msg")
+        .content
+        .contains("asked you to stop"));
+}
+
+#[test]
+fn budget_exhaustion_ends_with_best_partial_and_a_warning() {
+    let config = RunConfig {
+        token_budget: 3_000,
+        ..RunConfig::default()
+    };
+    let usage = Some(Usage {
+        input: 1_200,
+        output: 400,
+    });
+    let replies = vec![
+        Reply::tool("read_page", "{}"),
+        Reply::text("Observation: plants make sugar, need more."),
+        Reply::tool("read_page", "{}"),
+    ];
+    let out = run_with(replies, config, StopSignal::new(), usage);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert!(out.state.partial);
+    assert_eq!(
+        out.state.answer,
+        "Observation: plants make sugar, need more."
+    );
+    assert_eq!(out.llm.calls(), 2, "the third call would exceed the budget");
+    let names = out.sink.names();
+    assert_eq!(names.iter().filter(|n| **n == "budget_warning").count(), 1);
+    assert!(
+        out.state.notices.iter().any(|n| n.contains("token budget")),
+        "{:?}",
+        out.state.notices
+    );
+}
+
+#[test]
+fn state_is_saved_after_every_phase_and_loads_back() {
+    let out = run(vec![
+        Reply::tool("read_page", "{}"),
+        control(false, Some("Sugar.")),
+    ]);
+    assert!(
+        out.store.sets.get() >= 3,
+        "saved after reason, act and observe: {}",
+        out.store.sets.get()
+    );
+    let loaded = futures::executor::block_on(state::load(&out.store, "tab:7"))
+        .expect("load")
+        .expect("present");
+    assert_eq!(loaded, out.state);
+}
+
+#[test]
+fn storage_failure_warns_once_and_the_run_goes_on() {
+    let llm = ScriptedLlm::new(vec![
+        Reply::tool("read_page", "{}"),
+        control(false, Some("Sugar.")),
+    ]);
+    let clock = ManualClock::new(0);
+    let (store, sink, tools) = (
+        MemoryStore::new(),
+        RecordingSink::default(),
+        ToolBox::builtin(),
+    );
+    for _ in 0..10 {
+        store
+            .fail_sets
+            .borrow_mut()
+            .push_back(knowledgelens::ports::StoreError::Unavailable(
+                "denied".into(),
+            ));
+    }
+    let mut state = SessionState::new("popup", 0);
+    state.begin_run("q", None, RunConfig::default(), 0);
+    futures::executor::block_on(
+        Engine::new(&llm, &clock, &sink, &store, &tools, StopSignal::new()).drive(&mut state),
+    );
+    assert_eq!(state.status, RunStatus::Completed);
+    assert_eq!(sink.names().iter().filter(|n| **n == "notice").count(), 1);
+}
+
+#[test]
+fn truncated_reply_is_a_partial_answer() {
+    let reply = ChatResponse {
+        content: "Plants make".into(),
+        finish_reason: Some("length".into()),
+        ..Default::default()
+    };
+    let out = run(vec![Reply::Raw(reply)]);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert!(out.state.partial);
+}
+
+fn item_name(item: &Item) -> &'static str {
+    match item {
+        Item::Thought { .. } => "thought",
+        Item::ToolCall { .. } => "tool_call",
+        Item::ToolResult { .. } => "tool_result",
+        Item::Observation { .. } => "observation",
+        Item::Error { .. } => "error",
+        Item::Answer { .. } => "answer",
+    }
+}
+
+fn arb_reply() -> impl Strategy<Value = Reply> {
+    prop_oneof![
+        3 => "[a-z ]{0,30}".prop_map(Reply::Text),
+        3 => (0usize..300).prop_map(|o| Reply::tool("read_page", &format!("{{\"offset\": {o}}}"))),
+        1 => Just(Reply::tool("read_page", "{not json")),
+        1 => Just(Reply::tool("no_such_tool", "{}")),
+        2 => (any::<bool>(), proptest::option::of("[a-z]{1,10}")).prop_map(|(go, a)| control(go, a.as_deref())),
+        1 => Just(Reply::text("```json\n{\"should_continue\": false, \"final_answer\": \"fenced\"}\n```")),
+        1 => prop_oneof![Just(429u16), Just(500), Just(503), Just(401), Just(404), Just(400)].prop_map(Reply::status),
+        1 => Just(Reply::Fail(LlmError::new(LlmErrorKind::Network, "refused"))),
+        1 => Just(Reply::Fail(LlmError::new(LlmErrorKind::Timeout, "slow"))),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Properties 1, 2, 3, 13 and 17 over arbitrary scripts.
+    #[test]
+    fn any_script_respects_bounds_and_records_everything(
+        replies in proptest::collection::vec(arb_reply(), 0..30),
+        max_steps in 1u32..7,
+        max_retries in 0u32..4,
+    ) {
+        let config = RunConfig { max_steps, max_retries, ..RunConfig::default() };
+        let out = run_with(replies, config, StopSignal::new(), None);
+        let s = &out.state;
+        // The run always ends.
+        prop_assert_ne!(s.status, RunStatus::Running);
+        // Property 1: steps and attempts are bounded.
+        prop_assert!(s.step <= max_steps);
+        let per_call = max_retries + 1;
+        prop_assert!(out.llm.calls() as u32 <= (2 * max_steps + 1) * per_call, "calls {}", out.llm.calls());
+        let mut consecutive = 0;
+        for e in &s.trajectory {
+            if let Item::Error { retrying, .. } = e.item { consecutive += 1; if retrying { prop_assert!(consecutive <= max_retries); } } else { consecutive = 0; }
+        }
+        // Property 2: a thought precedes every tool call, in the same step.
+        for (i, e) in s.trajectory.iter().enumerate() {
+            if let Item::ToolCall { .. } = e.item {
+                prop_assert!(i > 0);
+                let prev = &s.trajectory[i - 1];
+                let thought_first = matches!(prev.item, Item::Thought { .. }) && prev.step == e.step;
+                prop_assert!(thought_first, "no thought before a tool call");
+            }
+        }
+        // Property 3: an observation follows every tool result unless the run ended there.
+        for (i, e) in s.trajectory.iter().enumerate() {
+            if let Item::ToolResult { .. } = e.item {
+                let rest: Vec<&Item> = s.trajectory[i + 1..].iter().map(|e| &e.item).filter(|it| !matches!(it, Item::Error { .. })).collect();
+                let observed = matches!(rest.first(), Some(Item::Observation { .. }));
+                let ended_here = rest.iter().all(|it| matches!(it, Item::Answer { .. }));
+                prop_assert!(observed || ended_here, "tool result not observed: {:?}", rest);
+            }
+        }
+        // Property 13: every entry has a step in range and time never goes back.
+        let mut last = 0;
+        for e in &s.trajectory {
+            prop_assert!(e.step >= 1 && e.step <= max_steps);
+            prop_assert!(e.at_ms >= last);
+            last = e.at_ms;
+        }
+        let calls = s.trajectory.iter().filter(|e| matches!(e.item, Item::ToolCall { .. })).count();
+        let results = s.trajectory.iter().filter(|e| matches!(e.item, Item::ToolResult { .. })).count();
+        prop_assert_eq!(calls, results);
+        // Property 17: every phase emitted its event, and exactly one terminal event ends the stream.
+        let names = out.sink.names();
+        let count = |n: &str| names.iter().filter(|x| **x == n).count();
+        let thoughts = s.trajectory.iter().filter(|e| matches!(e.item, Item::Thought { .. })).count();
+        let observations = s.trajectory.iter().filter(|e| matches!(e.item, Item::Observation { .. })).count();
+        prop_assert!(count("thinking") >= thoughts);
+        prop_assert_eq!(count("executing"), results);
+        prop_assert_eq!(count("tool_completed") + count("tool_failed"), results);
+        prop_assert!(count("analyzing") >= observations);
+        prop_assert_eq!(count("step_started") as u32, s.step);
+        prop_assert_eq!(count("completed") + count("failed") + count("stopped"), 1);
+        let last_name = *names.last().expect("events");
+        prop_assert!(["completed", "failed", "stopped"].contains(&last_name));
+        prop_assert_eq!(names[0], "run_started");
+        // The saved state is the final state.
+        let saved = futures::executor::block_on(state::load(&out.store, "tab:7")).expect("load").expect("saved");
+        prop_assert_eq!(&saved, s);
+    }
+
+    /// Property 15: once the budget is used up no further call is made, and the run ends
+    /// with the best available result.
+    #[test]
+    fn budget_is_enforced(
+        replies in proptest::collection::vec(arb_reply(), 1..20),
+        budget in 1_000u64..12_000,
+        per_call in 200u64..3_000,
+    ) {
+        let config = RunConfig { token_budget: budget, max_retries: 1, ..RunConfig::default() };
+        let out = run_with(replies, config, StopSignal::new(), Some(Usage { input: per_call, output: per_call / 4 }));
+        let s = &out.state;
+        prop_assert_ne!(s.status, RunStatus::Running);
+        let spent_per_call = per_call + per_call / 4;
+        // Every call was allowed by the pre-call check, so at most one call overshoots.
+        prop_assert!(s.tokens_used() <= budget + spent_per_call, "used {} of {}", s.tokens_used(), budget);
+        // A run the budget cut short says so and ends partial with the best it had.
+        let cut_short = s.notices.iter().any(|n| n.contains("token budget"));
+        if cut_short {
+            prop_assert!(s.partial && s.status == RunStatus::Completed);
+        }
+        // Nothing was spent after the budget was reached: the usage before the last call was
+        // under the budget.
+        if out.llm.calls() > 0 {
+            prop_assert!(s.tokens_used().saturating_sub(spent_per_call) < budget);
+        }
+        let warned = out.sink.names().iter().filter(|n| **n == "budget_warning").count();
+        prop_assert!(warned <= 1);
+        prop_assert_eq!(warned == 1, s.budget_warned);
+    }
+}

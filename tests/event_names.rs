@@ -1,0 +1,146 @@
+//! Event and message names are API: the popup and the end-to-end tests match them. This
+//! freezes the wire form of every event and of the session view.
+
+use knowledgelens::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
+use knowledgelens::agent::trajectory::ErrorInfo;
+use serde_json::json;
+
+fn all_kinds() -> Vec<EventKind> {
+    vec![
+        EventKind::RunStarted {
+            question: "q".into(),
+        },
+        EventKind::StepStarted,
+        EventKind::Thinking,
+        EventKind::Executing {
+            tool: "read_page".into(),
+        },
+        EventKind::ToolCompleted {
+            tool: "read_page".into(),
+        },
+        EventKind::ToolFailed {
+            tool: "read_page".into(),
+            error: "e".into(),
+        },
+        EventKind::Analyzing,
+        EventKind::Synthesizing,
+        EventKind::AnswerDelta { text: "t".into() },
+        EventKind::AnswerReset,
+        EventKind::BudgetWarning {
+            used: 8,
+            budget: 10,
+        },
+        EventKind::Notice {
+            message: "m".into(),
+        },
+        EventKind::Stopped { answer: "a".into() },
+        EventKind::Completed {
+            answer: "a".into(),
+            partial: false,
+        },
+        EventKind::Failed {
+            error: ErrorInfo {
+                kind: "auth".into(),
+                message: "m".into(),
+            },
+            answer: String::new(),
+        },
+    ]
+}
+
+#[test]
+fn event_names_are_frozen() {
+    let names: Vec<String> = all_kinds()
+        .into_iter()
+        .map(|kind| {
+            let event = AgentEvent {
+                kind,
+                step: 1,
+                max_steps: 5,
+                usage: UsageView::default(),
+            };
+            let v = serde_json::to_value(&event).expect("serialize");
+            let name = v["type"].as_str().expect("type").to_string();
+            assert_eq!(name, event.kind.name());
+            name
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "run_started",
+            "step_started",
+            "thinking",
+            "executing",
+            "tool_completed",
+            "tool_failed",
+            "analyzing",
+            "synthesizing",
+            "answer_delta",
+            "answer_reset",
+            "budget_warning",
+            "notice",
+            "stopped",
+            "completed",
+            "failed"
+        ]
+    );
+}
+
+#[test]
+fn envelope_wire_form_is_frozen() {
+    let event = AgentEvent {
+        kind: EventKind::Executing {
+            tool: "read_page".into(),
+        },
+        step: 2,
+        max_steps: 5,
+        usage: UsageView {
+            input: 10,
+            output: 3,
+            budget: 32000,
+        },
+    };
+    let v = serde_json::to_value(EventEnvelope::new("tab:4", event)).expect("serialize");
+    assert_eq!(
+        v,
+        json!({"type": "event", "session": "tab:4", "event": {"type": "executing", "tool": "read_page", "step": 2, "max_steps": 5, "usage": {"input": 10, "output": 3, "budget": 32000}}})
+    );
+}
+
+#[test]
+fn session_view_fields_are_frozen() {
+    let state = knowledgelens::state::SessionState::new("popup", 7);
+    let v =
+        serde_json::to_value(knowledgelens::protocol::SessionView::of(&state)).expect("serialize");
+    let mut keys: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "answer",
+            "budget_warned",
+            "error",
+            "max_steps",
+            "notices",
+            "page",
+            "partial",
+            "phase",
+            "question",
+            "session",
+            "status",
+            "step",
+            "tool",
+            "trajectory_len",
+            "turns",
+            "updated_at",
+            "usage"
+        ]
+    );
+    assert_eq!(v["status"], "idle");
+}

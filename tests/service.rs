@@ -1,0 +1,300 @@
+//! The worker's request handling through its ports: asking with and without page text,
+//! snapshots, busy sessions, stop, export (which never carries the API key), settings, bad
+//! requests, corrupted state and resuming interrupted runs.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use knowledgelens::ports::{PageText, StateStore};
+use knowledgelens::service::{Ports, Service, UNREADABLE_PAGE};
+use knowledgelens::state::{self, RunStatus};
+use knowledgelens::testing::{
+    FixedModel, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, StaticPages,
+};
+use serde_json::{json, Value};
+
+struct Harness {
+    service: Rc<Service>,
+    llm: Rc<ScriptedLlm>,
+    sessions: Rc<MemoryStore>,
+    settings: Rc<MemoryStore>,
+    sink: Rc<RecordingSink>,
+}
+
+fn harness(replies: Vec<Reply>) -> Harness {
+    let llm = Rc::new(ScriptedLlm::new(replies));
+    let sessions = Rc::new(MemoryStore::new());
+    let settings = Rc::new(MemoryStore::new());
+    let sink = Rc::new(RecordingSink::default());
+    let mut pages = BTreeMap::new();
+    pages.insert(
+        3,
+        PageText {
+            title: "Tides".into(),
+            url: "http://127.0.0.1/tides".into(),
+            text: "The moon pulls the oceans.".into(),
+        },
+    );
+    let ports = Ports {
+        sessions: sessions.clone(),
+        settings: settings.clone(),
+        clock: ManualClock::new(5_000),
+        events: sink.clone(),
+        pages: Rc::new(StaticPages(pages)),
+        models: Rc::new(FixedModel(llm.clone())),
+    };
+    Harness {
+        service: Service::new(ports),
+        llm,
+        sessions,
+        settings,
+        sink,
+    }
+}
+
+fn call(h: &Harness, request: Value) -> Value {
+    let (reply, run) = futures::executor::block_on(h.service.handle_json(request));
+    if let Some(run) = run {
+        futures::executor::block_on(run);
+    }
+    reply
+}
+
+#[test]
+fn ask_captures_page_text_runs_and_snapshots() {
+    let h = harness(vec![Reply::text("Because of the moon.")]);
+    let reply = call(
+        &h,
+        json!({"id": 1, "type": "ask", "session": "tab:3", "question": " Why tides? ", "tab_id": 3, "max_steps": 4}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["data"]["status"], "running");
+    assert_eq!(reply["data"]["max_steps"], 4);
+    let sent = &h.llm.requests.borrow()[0];
+    assert!(sent.messages[0]
+        .content
+        .contains("The moon pulls the oceans."));
+    assert_eq!(sent.messages.last().expect("q").content, "Why tides?");
+    let snap = call(&h, json!({"id": 2, "type": "snapshot", "session": "tab:3"}));
+    assert_eq!(snap["data"]["status"], "completed");
+    assert_eq!(snap["data"]["answer"], "Because of the moon.");
+    assert_eq!(snap["data"]["page"]["title"], "Tides");
+    assert_eq!(snap["data"]["page"]["has_text"], true);
+    // Events carry the session key.
+    assert!(h.sink.events.borrow().iter().all(|e| e.session == "tab:3"));
+}
+
+#[test]
+fn unscriptable_page_runs_without_text_and_says_so() {
+    let h = harness(vec![Reply::text("General answer.")]);
+    let reply = call(
+        &h,
+        json!({"id": 1, "type": "ask", "session": "tab:99", "question": "What is this?", "tab_id": 99}),
+    );
+    assert_eq!(reply["ok"], true);
+    assert_eq!(reply["data"]["notices"][0], UNREADABLE_PAGE);
+    let snap = call(
+        &h,
+        json!({"id": 2, "type": "snapshot", "session": "tab:99"}),
+    );
+    assert_eq!(snap["data"]["status"], "completed");
+    assert_eq!(snap["data"]["answer"], "General answer.");
+    assert!(
+        h.llm.requests.borrow()[0].tools.is_empty(),
+        "no page: no read_page tool"
+    );
+    assert!(h.sink.names().contains(&"notice"));
+}
+
+#[test]
+fn the_next_question_continues_the_conversation() {
+    let h = harness(vec![Reply::text("First."), Reply::text("Second.")]);
+    call(
+        &h,
+        json!({"id": 1, "type": "ask", "session": "popup", "question": "one"}),
+    );
+    call(
+        &h,
+        json!({"id": 2, "type": "ask", "session": "popup", "question": "two"}),
+    );
+    let snap = call(&h, json!({"id": 3, "type": "snapshot", "session": "popup"}));
+    assert_eq!(snap["data"]["turns"][0]["question"], "one");
+    assert_eq!(snap["data"]["turns"][0]["answer"], "First.");
+    let second = &h.llm.requests.borrow()[1];
+    let texts: Vec<&str> = second.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(&texts[1..], ["one", "First.", "two"]);
+}
+
+#[test]
+fn a_running_session_is_busy_and_stop_is_reported() {
+    let h = harness(vec![Reply::text("x")]);
+    let (reply, run) = futures::executor::block_on(
+        h.service
+            .handle_json(json!({"id": 1, "type": "ask", "session": "popup", "question": "q"})),
+    );
+    assert_eq!(reply["ok"], true);
+    let busy = call(
+        &h,
+        json!({"id": 2, "type": "ask", "session": "popup", "question": "again"}),
+    );
+    assert_eq!(busy["error"]["kind"], "busy");
+    let stop = call(&h, json!({"id": 3, "type": "stop", "session": "popup"}));
+    assert_eq!(stop["data"]["stopping"], true);
+    futures::executor::block_on(run.expect("run"));
+    let snap = call(&h, json!({"id": 4, "type": "snapshot", "session": "popup"}));
+    assert_eq!(snap["data"]["status"], "stopped");
+    let stop_again = call(&h, json!({"id": 5, "type": "stop", "session": "popup"}));
+    assert_eq!(stop_again["data"]["stopping"], false);
+}
+
+#[test]
+fn bad_requests_get_clear_errors() {
+    let h = harness(vec![]);
+    let cases = [
+        (
+            json!({"id": 1, "type": "ask", "session": "popup", "question": "   "}),
+            "bad_request",
+            "Type a question",
+        ),
+        (
+            json!({"id": 2, "type": "ask", "session": "tab:x", "question": "q"}),
+            "bad_request",
+            "session key",
+        ),
+        (
+            json!({"id": 3, "type": "launch_missiles"}),
+            "bad_request",
+            "Unreadable request",
+        ),
+        (
+            json!({"id": 4, "type": "export", "session": "popup"}),
+            "not_found",
+            "Nothing to export",
+        ),
+        (
+            json!({"id": 5, "type": "save_settings", "settings": {"base_url": "ftp://x"}}),
+            "invalid_settings",
+            "http://",
+        ),
+    ];
+    for (request, kind, needle) in cases {
+        let reply = call(&h, request.clone());
+        assert_eq!(reply["ok"], false, "{request}");
+        assert_eq!(reply["error"]["kind"], kind, "{request}");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .expect("m")
+                .contains(needle),
+            "{reply}"
+        );
+        assert_eq!(reply["id"], request["id"]);
+    }
+    assert_eq!(h.llm.calls(), 0);
+}
+
+#[test]
+fn settings_round_trip_and_the_key_never_reaches_state_or_export() {
+    let h = harness(vec![Reply::text("Answer.")]);
+    let saved = call(
+        &h,
+        json!({"id": 1, "type": "save_settings", "settings": {"provider": "openai_compatible", "base_url": "http://127.0.0.1:8080/v1/", "model": "m", "api_key": "sk-secret-123"}}),
+    );
+    assert_eq!(saved["ok"], true, "{saved}");
+    assert_eq!(saved["data"]["base_url"], "http://127.0.0.1:8080/v1");
+    let got = call(&h, json!({"id": 2, "type": "get_settings"}));
+    assert_eq!(got["data"]["api_key"], "sk-secret-123");
+    assert!(h.settings.data.borrow().contains_key("settings"));
+    call(
+        &h,
+        json!({"id": 3, "type": "ask", "session": "popup", "question": "q"}),
+    );
+    let export = call(&h, json!({"id": 4, "type": "export", "session": "popup"}));
+    let text = export["data"]["json"].as_str().expect("json");
+    assert!(text.contains("\"trajectory\""));
+    assert!(!text.contains("sk-secret-123"));
+    assert!(h
+        .sessions
+        .data
+        .borrow()
+        .values()
+        .all(|v| !v.contains("sk-secret-123")));
+    assert!(h
+        .sink
+        .events
+        .borrow()
+        .iter()
+        .all(|e| !serde_json::to_string(e).expect("s").contains("sk-secret")));
+    assert_eq!(export["data"]["filename"], "knowledgelens-popup-run1.json");
+}
+
+#[test]
+fn corrupted_state_becomes_a_fresh_session_with_a_notice() {
+    let h = harness(vec![]);
+    futures::executor::block_on(
+        h.sessions
+            .set(vec![("session:popup".into(), "{not json".into())]),
+    )
+    .expect("set");
+    let snap = call(&h, json!({"id": 1, "type": "snapshot", "session": "popup"}));
+    assert_eq!(snap["ok"], true);
+    assert_eq!(snap["data"]["status"], "idle");
+    assert!(snap["data"]["notices"][0]
+        .as_str()
+        .expect("n")
+        .contains("corrupted"));
+    futures::executor::block_on(
+        h.sessions
+            .set(vec![("session:popup".into(), r#"{"version": 99}"#.into())]),
+    )
+    .expect("set");
+    let snap = call(&h, json!({"id": 2, "type": "snapshot", "session": "popup"}));
+    assert!(snap["data"]["notices"][0]
+        .as_str()
+        .expect("n")
+        .contains("newer version"));
+}
+
+#[test]
+fn an_interrupted_run_is_resumed_once() {
+    let h = harness(vec![
+        Reply::tool("read_page", "{}"),
+        Reply::text(r#"{"should_continue": false, "final_answer": "Moon."}"#),
+    ]);
+    // Start a run and drop its future after the ask: as if the worker stopped.
+    let (reply, run) = futures::executor::block_on(h.service.handle_json(
+        json!({"id": 1, "type": "ask", "session": "tab:3", "question": "Why?", "tab_id": 3}),
+    ));
+    assert_eq!(reply["ok"], true);
+    drop(run);
+    let saved = futures::executor::block_on(state::load(h.sessions.as_ref(), "tab:3"))
+        .expect("load")
+        .expect("saved");
+    assert_eq!(saved.status, RunStatus::Running);
+    // A new worker over the same storage resumes it, exactly once.
+    let ports = Ports {
+        sessions: h.sessions.clone(),
+        settings: h.settings.clone(),
+        clock: ManualClock::new(9_000),
+        events: h.sink.clone(),
+        pages: Rc::new(StaticPages::default()),
+        models: Rc::new(FixedModel(h.llm.clone())),
+    };
+    let fresh = Service::new(ports);
+    let runs = futures::executor::block_on(fresh.resume_all());
+    assert_eq!(runs.len(), 1);
+    assert!(
+        futures::executor::block_on(fresh.resume_all()).is_empty(),
+        "a second trigger does not resume twice"
+    );
+    for run in runs {
+        futures::executor::block_on(run);
+    }
+    let done = futures::executor::block_on(state::load(h.sessions.as_ref(), "tab:3"))
+        .expect("load")
+        .expect("saved");
+    assert_eq!(done.status, RunStatus::Completed);
+    assert_eq!(done.answer, "Moon.");
+    assert_eq!(h.llm.remaining(), 0);
+}
