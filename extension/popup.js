@@ -36,6 +36,8 @@ const state = {
   stopping: false,
   /** Counts applied events, to notice a response that raced with them. */
   eventSeq: 0,
+  /** Set when this popup saw the run end: a snapshot still saying "running" is then stale. */
+  endedByEvent: false,
   /** An error from a request (not from the run itself), e.g. `busy`. */
   /** @type {{kind: string, message: string}|null} */ requestError: null,
   /** Snapshots rendered so far (exposed as data-snapshots, handy when debugging reconnects). */
@@ -207,13 +209,16 @@ function reconcile(incoming, live) {
 
 function adopt(view, seqAtRequest) {
   const incoming = normalizeView(view);
-  state.view = state.eventSeq === seqAtRequest ? incoming : reconcile(incoming, state.view);
+  const raced = state.eventSeq !== seqAtRequest || state.endedByEvent;
+  state.view = raced ? reconcile(incoming, state.view) : incoming;
 }
 
 function onEvent(message) {
   if (message.session !== state.session || !message.event) return;
   state.view ??= emptyView(state.session);
   state.eventSeq += 1;
+  if (message.event.type === 'run_started') state.endedByEvent = false;
+  if (TERMINAL.has(message.event.type)) state.endedByEvent = true;
   applyEvent(state.view, message.event);
   render();
   // Re-read the authoritative view at the edges of a run (turns, page, notices). At the end,
@@ -228,7 +233,9 @@ async function refresh() {
     const view = await connection.request('snapshot', { session: state.session });
     adopt(view, seq);
     state.snapshots += 1;
+    // Exposed for debugging reconnects: how many snapshots, and on which connection.
     document.documentElement.dataset.snapshots = String(state.snapshots);
+    document.documentElement.dataset.snapshotConnection = String(connection.connects);
     if (state.requestError?.kind === 'disconnected') state.requestError = null;
     if (state.view.status !== 'running') state.stopping = false;
   } catch (err) {
@@ -249,8 +256,9 @@ function showRequestError(err) {
 }
 
 function maxSteps() {
-  const value = Number(el['max-steps'].value);
-  if (!Number.isFinite(value)) return null;
+  const text = el['max-steps'].value.trim();
+  const value = Number(text);
+  if (!text || !Number.isFinite(value)) return null;
   return Math.min(10, Math.max(1, Math.round(value)));
 }
 
@@ -265,6 +273,7 @@ async function ask() {
   const steps = maxSteps();
   if (steps !== null) el['max-steps'].value = String(steps);
   state.askPending = true;
+  state.endedByEvent = false;
   state.requestError = null;
   render();
   const seq = state.eventSeq;
@@ -414,10 +423,20 @@ function renderAnswer(view) {
   const running = view.status === 'running';
   el.answer.classList.toggle('streaming', running);
   el['answer-section'].setAttribute('aria-busy', String(running));
-  el['answer-empty'].hidden = Boolean(view.question || view.answer);
-  el['answer-empty'].textContent = state.session === 'popup'
-    ? 'Ask a question to get an answer.'
-    : 'Ask a question to get an answer grounded in this page.';
+  let placeholder = '';
+  if (!view.answer) {
+    if (!view.question) {
+      placeholder = state.session === 'popup'
+        ? 'Ask a question to get an answer.'
+        : 'Ask a question to get an answer grounded in this page.';
+    } else if (view.status === 'failed') {
+      placeholder = 'No answer: the run failed.';
+    } else if (view.status === 'stopped' || view.status === 'completed') {
+      placeholder = 'No answer.';
+    }
+  }
+  el['answer-empty'].textContent = placeholder;
+  el['answer-empty'].hidden = !placeholder;
 }
 
 function render() {

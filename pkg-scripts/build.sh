@@ -16,7 +16,7 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/ensure-tools.sh
 source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
 
-usage() { sed -n '2,9s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 force=0
 while [ $# -gt 0 ]; do
@@ -129,6 +129,16 @@ assemble_dist() {
 }
 
 kl_ensure_build_tools
+
+# One build at a time per checkout (two would race on target/ and dist/).
+mkdir -p "$target_dir"
+if command -v flock >/dev/null 2>&1; then
+  exec 9> "$target_dir/knowledgelens-build.lock"
+  if ! flock -n 9; then
+    kl_log "another build.sh is running in this checkout; waiting for it"
+    flock 9
+  fi
+fi
 
 hash=$(inputs_hash)
 if [ "$force" = 1 ]; then

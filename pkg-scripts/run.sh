@@ -13,5 +13,6 @@ export KL_SCRIPT=run
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$KL_ROOT"
 
+[ -f pkg-scripts/run.mjs ] || kl_die "pkg-scripts/run.mjs is missing"
 bash pkg-scripts/build.sh >&2
 exec node pkg-scripts/run.mjs "$@"

@@ -51,6 +51,7 @@ wasm_target=wasm32-unknown-unknown
 rows=()     # "name result seconds" for the final table
 overall=0
 tier_ok=1   # cleared by a failing step of the tier that is running
+step_ok=1   # whether the last step passed
 notes=()    # the running tier's per-step summary lines
 
 # step LABEL CMD...: runs one step, records pass/fail and time, keeps going on failure.
@@ -60,9 +61,11 @@ step() {
   t0=$(kl_now)
   printf '\n[%s] ==> %s\n[%s] $ %s\n' "$KL_SCRIPT" "$label" "$KL_SCRIPT" "$*" >&2
   if "$@"; then
+    step_ok=1
     notes+=("$(printf '  pass  %7ss  %s' "$(kl_elapsed "$t0")" "$label")")
   else
     rc=$?
+    step_ok=0
     tier_ok=0
     notes+=("$(printf '  FAIL  %7ss  %s (exit %s)' "$(kl_elapsed "$t0")" "$label" "$rc")")
   fi
@@ -87,7 +90,7 @@ tier_native() {
   step "rustfmt" cargo fmt --all -- --check
   step "clippy (host, all targets)" cargo clippy --all-targets -- -D warnings
   step "clippy ($wasm_target lib)" cargo clippy --target "$wasm_target" --lib -- -D warnings
-  step "cargo test (native)" cargo test
+  step "cargo test (native)" cargo test --no-fail-fast
 }
 
 # Sums "test result: ... N passed; M failed; K ignored" lines of a cargo test log.
@@ -104,11 +107,12 @@ count_rust_tests() {
   ' "$1"
 }
 
-# wasm_mode LABEL MODE_VAR: one cargo test run of the wasm test files under the runner.
+# wasm_mode SLUG LABEL MODE_VAR: one cargo test run of the wasm test files under the runner.
 # MODE_VAR selects the runner's environment (empty: Node). The other mode variables are
-# removed so a value in the caller's environment cannot pick a second mode.
+# removed so a value in the caller's environment cannot pick a second mode. A test file
+# with wasm_bindgen_test_configure!(run_in_...) runs where it says in all three runs.
 wasm_mode() {
-  local label=$1 mode_var=$2 log="$log_dir/wasm-$1.log" passed failed ignored
+  local label=$2 mode_var=$3 log="$log_dir/wasm-$1.log" passed failed ignored
   local env_args=(
     -u WASM_BINDGEN_USE_BROWSER -u WASM_BINDGEN_USE_SERVICE_WORKER
     -u WASM_BINDGEN_USE_DEDICATED_WORKER -u WASM_BINDGEN_USE_SHARED_WORKER
@@ -118,14 +122,13 @@ wasm_mode() {
     CHROMEDRIVER=/usr/bin/chromedriver
   )
   if [ -n "$mode_var" ]; then env_args+=("$mode_var=1"); fi
-  local before=${#notes[@]}
   step "wasm tests in $label" run_logged "$log" \
-    env "${env_args[@]}" cargo test --target "$wasm_target" "${wasm_test_args[@]}"
+    env "${env_args[@]}" cargo test --no-fail-fast --target "$wasm_target" "${wasm_test_args[@]}"
   read -r passed failed ignored < <(count_rust_tests "$log")
   notes+=("$(printf '                   %s passed, %s failed, %s ignored in %s' \
     "$passed" "$failed" "$ignored" "$label")")
   # A mode that runs nothing is a hidden skip (e.g. every test cfg'd out).
-  if [ "$passed" -eq 0 ] && [ "${notes[$before]}" = "${notes[$before]#  FAIL}" ]; then
+  if [ "$step_ok" = 1 ] && [ "$passed" -eq 0 ]; then
     fail_step "wasm tests in $label" "no test ran"
   fi
 }
@@ -153,9 +156,9 @@ tier_wasm() {
     return 0
   fi
   kl_log "wasm test targets: ${wasm_test_args[*]}"
-  wasm_mode node ""
-  wasm_mode "Chromium page" WASM_BINDGEN_USE_BROWSER
-  wasm_mode "Chromium service worker" WASM_BINDGEN_USE_SERVICE_WORKER
+  wasm_mode node Node ""
+  wasm_mode page "a Chromium page" WASM_BINDGEN_USE_BROWSER
+  wasm_mode service-worker "a Chromium service worker" WASM_BINDGEN_USE_SERVICE_WORKER
 }
 
 # The files `node --test tests/e2e/` runs (Node's default test file name patterns), listed
@@ -181,7 +184,7 @@ count_tap() {
 tier_e2e() {
   local files=() tap="$log_dir/e2e.tap" total passed failed skipped todo
   step "build dist/" bash pkg-scripts/build.sh
-  if [ "$tier_ok" != 1 ]; then
+  if [ "$step_ok" != 1 ]; then
     fail_step "e2e tests" "not run: the build failed"
     return 0
   fi
@@ -195,7 +198,9 @@ tier_e2e() {
     return 0
   fi
   rm -f "$tap"
+  # --test-timeout: a default per test, so a hung browser fails the tier instead of CI.
   step "node --test tests/e2e/ (${#files[@]} files)" node --test --test-concurrency=1 \
+    --test-timeout=180000 \
     --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$tap" "${files[@]}"
   if [ ! -f "$tap" ]; then

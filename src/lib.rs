@@ -30,6 +30,8 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+#[cfg(feature = "bench")]
+pub mod bench;
 pub mod llm;
 pub mod ports;
 pub mod protocol;

@@ -27,6 +27,11 @@ pub trait LlmClient {
 pub trait StateStore {
     /// Reads one key; `Ok(None)` when absent.
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>>;
+    /// Reads several keys at once (`None` for each absent one), in order.
+    fn get_many(
+        &self,
+        keys: Vec<String>,
+    ) -> LocalBoxFuture<'_, Result<Vec<Option<String>>, StoreError>>;
     /// Writes all items in one operation.
     fn set(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
     /// Removes keys (absent keys are ignored).
@@ -65,7 +70,8 @@ pub trait EventSink {
 }
 
 /// The text of a tab, captured when a question is asked.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PageText {
     /// The document title.
     pub title: String,

@@ -10,20 +10,82 @@ use crate::agent::trajectory::ErrorInfo;
 use crate::settings::Settings;
 use crate::state::{Next, RunStatus, SessionState, Turn};
 
-/// A request from a page.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// A request from a page: `{"id": 1, "type": "ask", ...}`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     /// Chosen by the sender, echoed in the reply.
-    #[serde(default)]
     pub id: Value,
     /// What is asked.
-    #[serde(flatten)]
     pub command: Command,
 }
 
+/// The wire form of every request, one flat object (decoded without buffering).
+#[derive(Deserialize)]
+struct RawRequest {
+    #[serde(default)]
+    id: Value,
+    #[serde(rename = "type")]
+    kind: String,
+    session: Option<String>,
+    question: Option<String>,
+    tab_id: Option<i64>,
+    max_steps: Option<u32>,
+    settings: Option<Settings>,
+}
+
+impl Request {
+    /// Parses a request from JSON text, naming what is missing or unknown.
+    pub fn parse(text: &str) -> Result<Self, ApiError> {
+        let bad = |m: String| ApiError::new(ApiErrorKind::BadRequest, m);
+        let raw: RawRequest =
+            serde_json::from_str(text).map_err(|e| bad(format!("Unreadable request: {e}")))?;
+        let kind = raw.kind.as_str();
+        let session = || {
+            raw.session.clone().ok_or_else(|| {
+                bad(format!(
+                    "Unreadable request: \"{kind}\" needs a \"session\"."
+                ))
+            })
+        };
+        let command = match kind {
+            "snapshot" => Command::Snapshot {
+                session: session()?,
+            },
+            "ask" => Command::Ask {
+                session: session()?,
+                question: raw.question.clone().ok_or_else(|| {
+                    bad("Unreadable request: \"ask\" needs a \"question\".".into())
+                })?,
+                tab_id: raw.tab_id,
+                max_steps: raw.max_steps,
+            },
+            "stop" => Command::Stop {
+                session: session()?,
+            },
+            "export" => Command::Export {
+                session: session()?,
+            },
+            "get_settings" => Command::GetSettings,
+            "save_settings" => Command::SaveSettings {
+                settings: raw.settings.clone().ok_or_else(|| {
+                    bad("Unreadable request: \"save_settings\" needs \"settings\".".into())
+                })?,
+            },
+            other => {
+                return Err(bad(format!(
+                    "Unreadable request: unknown type \"{other}\"."
+                )))
+            }
+        };
+        Ok(Self {
+            id: raw.id,
+            command,
+        })
+    }
+}
+
 /// What a request asks for.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// The session's current view.
     Snapshot {
@@ -37,10 +99,8 @@ pub enum Command {
         /// The question.
         question: String,
         /// The tab whose text is the context.
-        #[serde(default)]
         tab_id: Option<i64>,
         /// Step bound for this run.
-        #[serde(default)]
         max_steps: Option<u32>,
     },
     /// Stop the session's run.

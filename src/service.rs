@@ -91,20 +91,26 @@ impl Service {
         }
     }
 
-    /// Parses a JSON request and handles it.
-    pub async fn handle_json(self: &Rc<Self>, request: Value) -> (Value, Option<RunFuture>) {
-        let id = request.get("id").cloned().unwrap_or(Value::Null);
-        let (result, run) = match serde_json::from_value::<Request>(request) {
+    /// Parses a JSON request and handles it; the reply is the envelope.
+    pub async fn handle_text(self: &Rc<Self>, request: &str) -> (Value, Option<RunFuture>) {
+        #[derive(serde::Deserialize)]
+        struct IdOnly {
+            #[serde(default)]
+            id: Value,
+        }
+        let id = serde_json::from_str::<IdOnly>(request)
+            .map(|r| r.id)
+            .unwrap_or(Value::Null);
+        let (result, run) = match Request::parse(request) {
             Ok(req) => self.handle(req).await,
-            Err(e) => (
-                Err(ApiError::new(
-                    ApiErrorKind::BadRequest,
-                    format!("Unreadable request: {e}"),
-                )),
-                None,
-            ),
+            Err(e) => (Err(e), None),
         };
         (crate::protocol::envelope(&id, result), run)
+    }
+
+    /// [`Service::handle_text`] for a JSON value.
+    pub async fn handle_json(self: &Rc<Self>, request: Value) -> (Value, Option<RunFuture>) {
+        self.handle_text(&request.to_string()).await
     }
 
     fn notify(&self, session: &str, message: String) {
@@ -212,7 +218,7 @@ impl Service {
         self.running
             .borrow_mut()
             .insert(session.to_string(), stop.clone());
-        if let Err(e) = state::save(self.ports.sessions.as_ref(), &state).await {
+        if let Err(e) = state::save(self.ports.sessions.as_ref(), &mut state).await {
             state.notices.push(format!(
                 "Could not save this session ({e}); the run continues in memory."
             ));
@@ -230,9 +236,6 @@ impl Service {
     ) -> RunFuture {
         async move {
             let llm = self.ports.models.client(&settings);
-            for message in state.notices.clone() {
-                self.notify(&state.session, message);
-            }
             let engine = Engine::new(
                 llm.as_ref(),
                 self.ports.clock.as_ref(),

@@ -65,6 +65,9 @@ pub struct ScriptedLlm {
     unexpected: Cell<u32>,
     /// Usage reported per call (None: none reported).
     pub usage: Cell<Option<Usage>>,
+    /// Keep a copy of every request (on by default; benchmarks turn it off).
+    pub record_requests: Cell<bool>,
+    calls: Cell<usize>,
 }
 
 impl ScriptedLlm {
@@ -72,6 +75,7 @@ impl ScriptedLlm {
     pub fn new(replies: Vec<Reply>) -> Self {
         Self {
             replies: RefCell::new(replies.into()),
+            record_requests: Cell::new(true),
             ..Default::default()
         }
     }
@@ -85,7 +89,7 @@ impl ScriptedLlm {
     }
     /// Model calls made.
     pub fn calls(&self) -> usize {
-        self.requests.borrow().len()
+        self.calls.get()
     }
 }
 
@@ -95,7 +99,10 @@ impl LlmClient for ScriptedLlm {
         request: &'a ChatRequest,
         on_delta: &'a mut dyn FnMut(&str),
     ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
-        self.requests.borrow_mut().push(request.clone());
+        self.calls.set(self.calls.get() + 1);
+        if self.record_requests.get() {
+            self.requests.borrow_mut().push(request.clone());
+        }
         let reply = self.replies.borrow_mut().pop_front();
         let usage = self.usage.get();
         let result = match reply {
@@ -122,7 +129,7 @@ impl LlmClient for ScriptedLlm {
                 name,
                 arguments,
             }) => {
-                let n = self.requests.borrow().len();
+                let n = self.calls.get();
                 Ok(ChatResponse {
                     content: thought,
                     tool_calls: vec![ToolCall {
@@ -173,6 +180,13 @@ impl MemoryStore {
 impl StateStore for MemoryStore {
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
         future::ready(Ok(self.data.borrow().get(key).cloned())).boxed_local()
+    }
+    fn get_many(
+        &self,
+        keys: Vec<String>,
+    ) -> LocalBoxFuture<'_, Result<Vec<Option<String>>, StoreError>> {
+        let data = self.data.borrow();
+        future::ready(Ok(keys.iter().map(|k| data.get(k).cloned()).collect())).boxed_local()
     }
     fn set(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         self.sets.set(self.sets.get() + 1);

@@ -10,6 +10,7 @@ use knowledgelens::state::{self, PageInfo, RunStatus, SessionState};
 use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
 use knowledgelens::tools::ToolBox;
 use proptest::prelude::*;
+use std::future::Future;
 
 struct Outcome {
     state: SessionState,
@@ -384,8 +385,15 @@ proptest! {
         let per_call = max_retries + 1;
         prop_assert!(out.llm.calls() as u32 <= (2 * max_steps + 1) * per_call, "calls {}", out.llm.calls());
         let mut consecutive = 0;
+        let mut step = 0;
         for e in &s.trajectory {
-            if let Item::Error { retrying, .. } = e.item { consecutive += 1; if retrying { prop_assert!(consecutive <= max_retries); } } else { consecutive = 0; }
+            if step != e.step { step = e.step; consecutive = 0; }
+            if let Item::Error { retrying, .. } = e.item {
+                consecutive += 1;
+                if retrying { prop_assert!(consecutive <= max_retries, "{} retries in one step", consecutive); }
+            } else {
+                consecutive = 0;
+            }
         }
         // Property 2: a thought precedes every tool call, in the same step.
         for (i, e) in s.trajectory.iter().enumerate() {
@@ -463,4 +471,77 @@ proptest! {
         prop_assert!(warned <= 1);
         prop_assert_eq!(warned == 1, s.budget_warned);
     }
+}
+
+/// A model whose first call never answers (a hung server); later calls are scripted.
+struct HungFirstCall(ScriptedLlm, std::cell::Cell<bool>);
+
+impl knowledgelens::ports::LlmClient for HungFirstCall {
+    fn complete<'a>(
+        &'a self,
+        request: &'a knowledgelens::llm::ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> futures::future::LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        if self.1.replace(false) {
+            return Box::pin(futures::future::pending());
+        }
+        self.0.complete(request, on_delta)
+    }
+}
+
+#[test]
+fn stop_abandons_a_hung_model_call_then_synthesizes() {
+    let llm = HungFirstCall(
+        ScriptedLlm::new(vec![Reply::text("Stopped early: sugar.")]),
+        std::cell::Cell::new(true),
+    );
+    let clock = ManualClock::new(0);
+    let (store, sink, tools) = (
+        MemoryStore::new(),
+        RecordingSink::default(),
+        ToolBox::builtin(),
+    );
+    let stop = StopSignal::new();
+    let state = std::rc::Rc::new(std::cell::RefCell::new(SessionState::new("popup", 0)));
+    state
+        .borrow_mut()
+        .begin_run("q", None, RunConfig::default(), 0);
+    {
+        let (llm, clock, sink, store, tools, stop2, state2) = (
+            &llm,
+            &clock,
+            &sink,
+            &store,
+            &tools,
+            stop.clone(),
+            state.clone(),
+        );
+        // Poll by hand: first until the run waits on the hung call, then after Stop.
+        let fut = async move {
+            let engine = Engine::new(llm, clock, sink, store, tools, stop2);
+            let mut s = state2.borrow().clone();
+            engine.drive(&mut s).await;
+            *state2.borrow_mut() = s;
+        };
+        let mut fut = Box::pin(fut);
+        let waker = futures::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        assert!(
+            fut.as_mut().poll(&mut cx).is_pending(),
+            "the hung call keeps the run waiting"
+        );
+        stop.raise();
+        assert!(
+            fut.as_mut().poll(&mut cx).is_ready(),
+            "stop ends the wait at once"
+        );
+    }
+    let s = state.borrow();
+    assert_eq!(s.status, RunStatus::Stopped);
+    assert_eq!(s.answer, "Stopped early: sugar.");
+    let names = sink.names();
+    assert!(
+        names.contains(&"synthesizing") && names.last() == Some(&"stopped"),
+        "{names:?}"
+    );
 }

@@ -32,7 +32,9 @@ fn install_chrome() {
             accessLevel: null,
             async get(key) {
               if (key === null) return Object.fromEntries(data);
-              return data.has(key) ? { [key]: data.get(key) } : {};
+              const out = {};
+              for (const k of [].concat(key)) if (data.has(k)) out[k] = data.get(k);
+              return out;
             },
             async set(items) {
               for (const [k, v] of Object.entries(items)) {

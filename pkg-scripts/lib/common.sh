@@ -27,7 +27,11 @@ kl_run() {
 }
 
 # Wall clock in seconds with sub-second precision (bash 5 EPOCHREALTIME).
-kl_now() { printf '%s\n' "${EPOCHREALTIME:-$(date +%s)}"; }
+# (A locale may write EPOCHREALTIME with a decimal comma.)
+kl_now() {
+  local t=${EPOCHREALTIME:-$(date +%s)}
+  printf '%s\n' "${t/,/.}"
+}
 # Seconds elapsed since a kl_now value, one decimal.
 kl_elapsed() { awk -v s="$1" -v e="$(kl_now)" 'BEGIN { printf "%.1f", e - s }'; }
 

@@ -28,7 +28,7 @@ kl_apt_install() {
     KL_APT_UPDATED=1
   fi
   kl_run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends "$@"
+    apt-get install -y -q "$@"
 }
 
 # cargo, rustc and rustup come with the machine image (rustup.rs); we do not install them.

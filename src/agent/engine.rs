@@ -2,8 +2,12 @@
 //! ([`Next`]), so [`Engine::drive`] can continue any saved run from its last phase boundary.
 //! Each phase is one model call (or one tool run) followed by a save.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+use futures::future::{self, Either};
 
 use crate::agent::control;
 use crate::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
@@ -16,22 +20,48 @@ use crate::ports::{Clock, EventSink, LlmClient, StateStore};
 use crate::state::{self, Next, RunStatus, SessionState, SynthesisReason};
 use crate::tools::{ToolBox, ToolContext};
 
-/// A stop request shared between the UI handler and a running engine.
+/// A stop request shared between the UI handler and a running engine. [`StopSignal::wait`]
+/// resolves when it is raised, so an in-flight model call can be abandoned at once.
 #[derive(Debug, Clone, Default)]
-pub struct StopSignal(Rc<Cell<bool>>);
+pub struct StopSignal(Rc<RefCell<StopInner>>);
+
+#[derive(Debug, Default)]
+struct StopInner {
+    raised: bool,
+    wakers: Vec<Waker>,
+}
 
 impl StopSignal {
     /// A signal not yet raised.
     pub fn new() -> Self {
         Self::default()
     }
-    /// Asks the run to stop at its next phase boundary.
+    /// Asks the run to stop.
     pub fn raise(&self) {
-        self.0.set(true);
+        let wakers = {
+            let mut inner = self.0.borrow_mut();
+            inner.raised = true;
+            std::mem::take(&mut inner.wakers)
+        };
+        wakers.into_iter().for_each(Waker::wake);
     }
     /// Whether stop was asked.
     pub fn is_raised(&self) -> bool {
-        self.0.get()
+        self.0.borrow().raised
+    }
+    /// Resolves once stop is asked.
+    pub fn wait(&self) -> impl Future<Output = ()> + '_ {
+        future::poll_fn(move |cx| {
+            let mut inner = self.0.borrow_mut();
+            if inner.raised {
+                Poll::Ready(())
+            } else {
+                if !inner.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                    inner.wakers.push(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+        })
     }
 }
 
@@ -43,6 +73,8 @@ enum Halt {
     Failed(ErrorInfo),
     /// Stop was pressed while waiting to retry.
     Stopped,
+    /// Stop was pressed during the call: the call was abandoned.
+    Interrupted,
 }
 
 /// Drives runs through the ports.
@@ -60,6 +92,8 @@ pub struct Engine<'a> {
     /// Stop requests.
     pub stop: StopSignal,
     storage_warned: Cell<bool>,
+    /// The terminal event, emitted only once the final state is saved.
+    terminal: RefCell<Option<EventKind>>,
 }
 
 impl<'a> Engine<'a> {
@@ -80,6 +114,7 @@ impl<'a> Engine<'a> {
             tools,
             stop,
             storage_warned: Cell::new(false),
+            terminal: RefCell::new(None),
         }
     }
 
@@ -128,6 +163,9 @@ impl<'a> Engine<'a> {
                     question: state.question.clone(),
                 },
             );
+            for message in state.notices.clone() {
+                self.emit(state, EventKind::Notice { message });
+            }
         }
         while state.status == RunStatus::Running {
             let next = state.next.clone().unwrap_or(Next::Reason);
@@ -147,6 +185,9 @@ impl<'a> Engine<'a> {
                 Next::Synthesize { why } => self.synthesize(state, why).await,
             }
             self.persist(state).await;
+            if let Some(kind) = self.terminal.borrow_mut().take() {
+                self.emit(state, kind);
+            }
         }
     }
 
@@ -215,7 +256,7 @@ impl<'a> Engine<'a> {
                             kind: "empty_reply".into(),
                             message: "The model replied with nothing.".into(),
                         },
-                        retrying: true,
+                        retrying: false,
                     },
                 );
                 self.set_next(state, Next::Reason);
@@ -370,6 +411,19 @@ impl<'a> Engine<'a> {
             }
             Halt::Failed(error) => self.finish(state, RunStatus::Failed, best, true, Some(error)),
             Halt::Stopped => self.finish(state, RunStatus::Stopped, best, true, None),
+            Halt::Interrupted => {
+                self.emit(state, EventKind::AnswerReset);
+                if matches!(state.next, Some(Next::Synthesize { .. })) {
+                    self.finish(state, RunStatus::Stopped, best, true, None);
+                } else {
+                    self.set_next(
+                        state,
+                        Next::Synthesize {
+                            why: SynthesisReason::Stopped,
+                        },
+                    );
+                }
+            }
         }
     }
 
@@ -404,7 +458,9 @@ impl<'a> Engine<'a> {
             (RunStatus::Stopped, _) => EventKind::Stopped { answer },
             _ => EventKind::Completed { answer, partial },
         };
-        self.emit(state, kind);
+        // Emitted by `drive` once the final state is saved, so a snapshot taken on this
+        // event never shows the run as still going.
+        *self.terminal.borrow_mut() = Some(kind);
     }
 
     /// The best answer the run has without another call: the last final answer an
@@ -468,7 +524,17 @@ impl<'a> Engine<'a> {
                     self.events.emit(&EventEnvelope::new(&session, event));
                 }
             };
-            let result = self.llm.complete(request, &mut on_delta).await;
+            let call = self.llm.complete(request, &mut on_delta);
+            // A Stop pressed during the call abandons it; the call that writes the answer
+            // after a Stop runs to its end.
+            let result = if self.stop.is_raised() {
+                call.await
+            } else {
+                match future::select(call, Box::pin(self.stop.wait())).await {
+                    Either::Left((result, _)) => result,
+                    Either::Right(_) => return Err(Halt::Interrupted),
+                }
+            };
             match result {
                 Ok(reply) => {
                     let used = reply.usage.unwrap_or_else(|| Usage {

@@ -23,13 +23,13 @@ pub struct Entry {
     /// When it was recorded (ms since the epoch).
     pub at_ms: u64,
     /// What it records.
-    #[serde(flatten)]
     pub item: Item,
 }
 
-/// What a trajectory entry records.
+/// What a trajectory entry records (`{"thought": {"text": ...}}`: externally tagged, which
+/// decodes without buffering and keeps the wasm small).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Item {
     /// The model's reasoning in a Reason phase (may be empty when it only called a tool).
     Thought {

@@ -46,7 +46,7 @@ pub enum SynthesisReason {
 
 /// The phase the run does next (persisted: a resumed run starts here).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "phase", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Next {
     /// Begin a step: call the model with the tools.
     Reason,
@@ -133,6 +133,9 @@ pub struct SessionState {
     pub updated_at: u64,
     /// When the run ended (ms), if it did.
     pub ended_at: Option<u64>,
+    /// What of this session is in the store.
+    #[serde(skip)]
+    pub saved: Saved,
 }
 
 impl SessionState {
@@ -161,6 +164,7 @@ impl SessionState {
             started_at: now_ms,
             updated_at: now_ms,
             ended_at: None,
+            saved: Saved::default(),
         }
     }
 
@@ -236,6 +240,34 @@ pub fn session_key(session: &str) -> String {
     format!("{SESSION_PREFIX}{session}")
 }
 
+/// What of a session is known to be in the store (not serialized: it describes the store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Saved {
+    /// The run whose page and entries are stored (0: none).
+    pub run_id: u32,
+    /// Trajectory entries stored for that run.
+    pub entries: usize,
+}
+
+/// Storage key of a run's page text.
+pub fn page_key(session: &str, run_id: u32) -> String {
+    format!("page:{session}:{run_id}")
+}
+
+/// Storage key of one trajectory entry.
+pub fn entry_key(session: &str, run_id: u32, index: usize) -> String {
+    format!("traj:{session}:{run_id}:{index}")
+}
+
+/// The head record: the state without its trajectory and page text, which are stored once
+/// each under their own keys.
+#[derive(Serialize, Deserialize)]
+struct Head<S> {
+    version: u32,
+    entries: usize,
+    state: S,
+}
+
 /// Why a stored state could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StateError {
@@ -250,26 +282,47 @@ pub enum StateError {
     Store(#[from] StoreError),
 }
 
-/// Decodes a stored state. Never panics, whatever the input.
-pub fn decode(text: &str) -> Result<SessionState, StateError> {
-    let value: serde_json::Value =
+/// Decodes a head record: the state (without trajectory and page text) and how many
+/// trajectory entries belong to it. Never panics, whatever the input.
+pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
+    #[derive(Deserialize)]
+    struct VersionOnly {
+        version: Option<u64>,
+    }
+    let peek: VersionOnly =
         serde_json::from_str(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
-    let version = value
-        .get("version")
-        .and_then(serde_json::Value::as_u64)
+    let version = peek
+        .version
         .ok_or_else(|| StateError::Corrupted("no version".into()))?;
     if version > u64::from(SCHEMA_VERSION) {
         return Err(StateError::NewerVersion(
             version.min(u64::from(u32::MAX)) as u32
         ));
     }
-    serde_json::from_value(value).map_err(|e| StateError::Corrupted(e.to_string()))
+    let head: Head<SessionState> =
+        serde_json::from_str(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    if head.state.version != head.version {
+        return Err(StateError::Corrupted("version mismatch".into()));
+    }
+    Ok((head.state, head.entries))
 }
 
-/// Encodes a state for storage.
-pub fn encode(state: &SessionState) -> String {
+/// Encodes the head record of `state` (without cloning the trajectory or the page).
+pub fn encode_head(state: &mut SessionState) -> String {
+    let trajectory = std::mem::take(&mut state.trajectory);
+    let text = state.page.as_mut().map(|p| std::mem::take(&mut p.text));
+    let head = Head {
+        version: SCHEMA_VERSION,
+        entries: trajectory.len(),
+        state: &*state,
+    };
     // Serializing plain data structures to a String cannot fail.
-    serde_json::to_string(state).unwrap_or_default()
+    let encoded = serde_json::to_string(&head).unwrap_or_default();
+    state.trajectory = trajectory;
+    if let (Some(page), Some(text)) = (state.page.as_mut(), text) {
+        page.text = text;
+    }
+    encoded
 }
 
 /// Loads the state of `session`: `Ok(None)` when there is none.
@@ -277,13 +330,82 @@ pub async fn load(
     store: &dyn StateStore,
     session: &str,
 ) -> Result<Option<SessionState>, StateError> {
-    match store.get(&session_key(session)).await? {
-        None => Ok(None),
-        Some(text) => decode(&text).map(Some),
+    let Some(text) = store.get(&session_key(session)).await? else {
+        return Ok(None);
+    };
+    let (mut state, entries) = decode_head(&text)?;
+    if state.session != session {
+        return Err(StateError::Corrupted(format!(
+            "record of session {} stored under {session}",
+            state.session
+        )));
     }
+    let run = state.run_id;
+    let mut keys: Vec<String> = (0..entries).map(|i| entry_key(session, run, i)).collect();
+    let has_page = state.page.is_some();
+    if has_page {
+        keys.push(page_key(session, run));
+    }
+    let mut values = store.get_many(keys).await?;
+    if has_page {
+        let text = values
+            .pop()
+            .flatten()
+            .ok_or_else(|| StateError::Corrupted("the page text is missing".into()))?;
+        if let Some(page) = state.page.as_mut() {
+            page.text = text;
+        }
+    }
+    state.trajectory = values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let v =
+                v.ok_or_else(|| StateError::Corrupted(format!("trajectory entry {i} is missing")))?;
+            serde_json::from_str::<Entry>(&v)
+                .map_err(|e| StateError::Corrupted(format!("trajectory entry {i}: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    state.saved = Saved {
+        run_id: run,
+        entries,
+    };
+    Ok(Some(state))
 }
 
-/// Saves a state.
-pub async fn save(store: &dyn StateStore, state: &SessionState) -> Result<(), StoreError> {
-    store.set(vec![(state.key(), encode(state))]).await
+/// Saves what changed since the last save: the head record, new trajectory entries, and the
+/// page text once per run, in one store write; a previous run's page and entries are
+/// removed. A step therefore writes a bounded number of bytes however long the run is.
+pub async fn save(store: &dyn StateStore, state: &mut SessionState) -> Result<(), StoreError> {
+    let session = state.session.clone();
+    let run = state.run_id;
+    let previous = state.saved;
+    let same_run = previous.run_id == run && previous.entries <= state.trajectory.len();
+    let mut items = Vec::new();
+    if !same_run {
+        if previous.run_id != 0 {
+            let mut stale: Vec<String> = (0..previous.entries)
+                .map(|i| entry_key(&session, previous.run_id, i))
+                .collect();
+            stale.push(page_key(&session, previous.run_id));
+            store.remove(stale).await?;
+        }
+        if let Some(page) = &state.page {
+            items.push((page_key(&session, run), page.text.clone()));
+        }
+    }
+    let from = if same_run { previous.entries } else { 0 };
+    for (i, entry) in state.trajectory.iter().enumerate().skip(from) {
+        items.push((
+            entry_key(&session, run, i),
+            serde_json::to_string(entry).unwrap_or_default(),
+        ));
+    }
+    items.push((session_key(&session), encode_head(state)));
+    store.set(items).await?;
+    state.saved = Saved {
+        run_id: run,
+        entries: state.trajectory.len(),
+    };
+    Ok(())
 }

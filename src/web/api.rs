@@ -11,7 +11,7 @@ use wasm_bindgen_futures::{future_to_promise, spawn_local};
 use super::clock::JsClock;
 use super::events::JsEventSink;
 use super::http::FetchHttp;
-use super::interop::{chrome, from_js, to_js, JsError};
+use super::interop::{chrome, to_js, to_json_text, JsError};
 use super::pages::ChromePages;
 use super::storage::{Area, ChromeStore};
 use crate::llm::openai::{OpenAiCompatible, OpenAiConfig};
@@ -97,22 +97,24 @@ impl Backend {
     pub fn handle(&self, request: JsValue, sender: JsValue) -> Promise {
         let service = self.service.clone();
         future_to_promise(async move {
-            let id = Reflect::get(&request, &"id".into())
-                .ok()
-                .and_then(|v| from_js(v).ok())
-                .unwrap_or(serde_json::Value::Null);
             let reply = match check_sender(&sender) {
-                Err(e) => envelope(&id, Err(e)),
-                Ok(()) => match from_js(request) {
+                Err(e) => {
+                    let id = Reflect::get(&request, &"id".into())
+                        .ok()
+                        .and_then(|v| v.as_f64())
+                        .map_or(serde_json::Value::Null, serde_json::Value::from);
+                    envelope(&id, Err(e))
+                }
+                Ok(()) => match to_json_text(&request) {
                     Err(e) => envelope(
-                        &id,
+                        &serde_json::Value::Null,
                         Err(ApiError::new(
                             ApiErrorKind::BadRequest,
                             format!("Unreadable request: {}", e.message),
                         )),
                     ),
-                    Ok(value) => {
-                        let (reply, run) = service.handle_json(value).await;
+                    Ok(text) => {
+                        let (reply, run) = service.handle_text(&text).await;
                         if let Some(run) = run {
                             spawn_local(run);
                         }

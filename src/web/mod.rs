@@ -4,6 +4,8 @@
 //! [`api::Backend`] the extension's service worker drives.
 
 pub mod api;
+#[cfg(feature = "bench")]
+pub mod bench;
 pub mod clock;
 pub mod events;
 pub mod http;

@@ -7,7 +7,7 @@ use futures::FutureExt;
 use js_sys::{Array, Reflect};
 use wasm_bindgen::JsValue;
 
-use super::interop::{call, chrome, object};
+use super::interop::{call, chrome, from_js, object};
 use crate::ports::{PageReader, PageText};
 
 /// The extraction script, relative to the extension root.
@@ -33,21 +33,12 @@ async fn read_tab(tab_id: i64) -> Result<PageText, String> {
     let first = Array::from(&results).get(0);
     let result = Reflect::get(&first, &"result".into())
         .map_err(|_| "the page returned no result".to_string())?;
-    let field = |name: &str| {
-        Reflect::get(&result, &JsValue::from_str(name))
-            .ok()
-            .and_then(|v| v.as_string())
-            .unwrap_or_default()
-    };
-    let mut text = field("text");
-    if let Some((cut, _)) = text.char_indices().nth(MAX_PAGE_CHARS) {
-        text.truncate(cut);
+    let mut page: PageText =
+        from_js(result).map_err(|e| format!("the page returned unexpected data: {}", e.message))?;
+    if let Some((cut, _)) = page.text.char_indices().nth(MAX_PAGE_CHARS) {
+        page.text.truncate(cut);
     }
-    Ok(PageText {
-        title: field("title"),
-        url: field("url"),
-        text,
-    })
+    Ok(page)
 }
 
 impl PageReader for ChromePages {

@@ -89,6 +89,31 @@ impl StateStore for ChromeStore {
         .boxed_local()
     }
 
+    fn get_many(
+        &self,
+        keys: Vec<String>,
+    ) -> LocalBoxFuture<'_, Result<Vec<Option<String>>, StoreError>> {
+        async move {
+            if keys.is_empty() {
+                return Ok(Vec::new());
+            }
+            let area = self.area()?;
+            let array: Array = keys.iter().map(|k| JsValue::from_str(k)).collect();
+            let items = call(&area, "get", &[array.into()])
+                .await
+                .map_err(store_error)?;
+            Ok(keys
+                .iter()
+                .map(|k| {
+                    Reflect::get(&items, &JsValue::from_str(k))
+                        .ok()
+                        .and_then(|v| v.as_string())
+                })
+                .collect())
+        }
+        .boxed_local()
+    }
+
     fn set(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         async move {
             let area = self.area()?;

@@ -43,7 +43,8 @@ test('an unreachable provider fails the run with a message pointing at the URL o
   const done = await waitForRunEnd(popup, { timeout: 90_000, diagnostics: () => kl.recentLogs() });
 
   assert.equal(done.state, 'failed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
-  const message = (await popup.locator('#error-message').textContent()) ?? '';
+  const message = done.errorMessage;
+  assert.ok(done.error.includes(message), 'the error is not in the alert');
   assert.ok(
     message.includes(`127.0.0.1:${port}`) || /options/i.test(message),
     `the error does not say where to look: "${message}"`,
@@ -71,7 +72,8 @@ test('a 401 from the provider says the API key is the problem', async () => {
   const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
 
   assert.equal(done.state, 'failed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
-  const message = (await popup.locator('#error-message').textContent()) ?? '';
+  const message = done.errorMessage;
+  assert.ok(done.error.includes(message), 'the error is not in the alert');
   assert.match(message, /api key/i, `the error does not mention the API key: "${message}"`);
   assert.equal(llm.chatRequests.at(-1).headers.authorization, 'Bearer sk-wrong-key');
   assert.equal(llm.queue.length, 0);

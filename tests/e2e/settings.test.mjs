@@ -1,10 +1,12 @@
-// Storage access level: content scripts (which share a process with untrusted pages) must not
-// read the extension's storage, where the API key and the runs live.
+// Settings: the options page (load, validate, save, normalize), and the storage access level:
+// content scripts (which share a process with untrusted pages) must not read the extension's
+// storage, where the API key and the runs live.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { configureProvider, inExtensionPage, launchExtension, tabIdOf } from './support/browser.mjs';
+import { configureProvider, inExtensionPage, launchExtension, tabIdOf, waitUntil } from './support/browser.mjs';
+import { requestBackend } from './support/popup.mjs';
 import { serveDirectory } from './support/static-server.mjs';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -15,12 +17,53 @@ let pages;
 
 before(async () => {
   pages = await serveDirectory(FIXTURES);
-  kl = await launchExtension({ logName: 'storage' });
+  kl = await launchExtension({ logName: 'settings' });
 });
 
 after(async () => {
   await kl?.close();
   await pages?.close();
+});
+
+async function statusOf(page, { not = [] } = {}) {
+  return waitUntil(
+    async () => {
+      const text = ((await page.getByRole('status').textContent()) ?? '').trim();
+      return text && !['Loading…', 'Saving…', ...not].includes(text) ? text : null;
+    },
+    { message: 'the options status line' },
+  );
+}
+
+test('the options page loads the defaults, refuses a bad URL, and saves normalized settings', async () => {
+  const page = await kl.context.newPage();
+  await page.goto(`chrome-extension://${kl.extId}/options.html`);
+  const baseUrl = page.getByRole('textbox', { name: 'Base URL' });
+  await waitUntil(async () => (await baseUrl.inputValue()) !== '', { message: 'the settings to load' });
+  assert.equal(await baseUrl.inputValue(), 'http://localhost:11434/v1');
+  const provider = page.getByRole('combobox', { name: 'Provider' });
+  assert.deepEqual(await provider.locator('option').allTextContents(), ['OpenAI-compatible']);
+  assert.equal(await page.getByLabel('API key').getAttribute('type'), 'password');
+
+  await baseUrl.fill('localhost:11434/v1');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const refused = await statusOf(page);
+  assert.match(refused, /not a valid URL|must start with http/i, refused);
+  const stored = await requestBackend(page, { type: 'get_settings' });
+  assert.equal(stored.data.base_url, 'http://localhost:11434/v1', 'a refused URL was saved');
+
+  await baseUrl.fill('http://127.0.0.1:8080/v1/');
+  await page.getByRole('textbox', { name: 'Model' }).fill('  llama3.2  ');
+  await page.getByRole('button', { name: 'Save' }).click();
+  assert.equal(await statusOf(page, { not: [refused] }), 'Saved.');
+  assert.equal(await baseUrl.inputValue(), 'http://127.0.0.1:8080/v1', 'the normalized URL is not shown');
+
+  await page.reload();
+  await waitUntil(async () => (await baseUrl.inputValue()) === 'http://127.0.0.1:8080/v1', {
+    message: 'the saved Base URL after a reload',
+  });
+  assert.equal(await page.getByRole('textbox', { name: 'Model' }).inputValue(), 'llama3.2');
+  await page.close();
 });
 
 test('a content script cannot read chrome.storage.local or chrome.storage.session', async () => {

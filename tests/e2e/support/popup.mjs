@@ -4,30 +4,64 @@ import { waitUntil } from './browser.mjs';
 
 const TERMINAL = new Set(['completed', 'failed', 'stopped']);
 
-/** What the popup shows, by role and name. */
+/**
+ * What the popup shows, read in one go (a consistent snapshot of the DOM). The accessible
+ * names themselves are checked by `checkAccessibleNames`.
+ */
 export async function readPopup(popup) {
-  const text = async (locator) => ((await locator.count()) ? ((await locator.first().textContent()) ?? '').trim() : '');
-  const alert = popup.getByRole('alert');
-  const notices = popup.locator('#notices li');
-  return {
-    status: await text(popup.getByRole('status')),
-    state: await popup.getByRole('status').getAttribute('data-state'),
-    answer: await text(popup.getByRole('region', { name: 'Answer' })),
-    answerText: await text(popup.locator('#answer')),
-    error: (await alert.isVisible()) ? await text(alert) : '',
-    notices: await notices.allTextContents(),
-    tokens: await text(popup.locator('#tokens')),
-    askEnabled: await popup.getByRole('button', { name: 'Ask' }).isEnabled(),
-    stopEnabled: await popup.getByRole('button', { name: 'Stop' }).isEnabled(),
-    snapshots: Number(await popup.locator('html').getAttribute('data-snapshots')),
-  };
+  return popup.evaluate(() => {
+    const byId = (id) => document.getElementById(id);
+    const text = (node) => (node && !node.closest('[hidden]') ? node.textContent.trim() : '');
+    const status = document.querySelector('[role="status"]');
+    const root = document.documentElement.dataset;
+    return {
+      status: text(status),
+      state: status?.dataset.state ?? null,
+      answer: text(byId('answer-section')),
+      answerText: text(byId('answer')),
+      error: text(document.querySelector('[role="alert"]')),
+      errorMessage: text(byId('error-message')),
+      notices: [...document.querySelectorAll('#notices li')].map((li) => li.textContent.trim()),
+      tokens: text(byId('tokens')),
+      tokensWarn: byId('tokens').classList.contains('warn'),
+      askEnabled: !byId('ask').disabled,
+      stopEnabled: !byId('stop').disabled,
+      snapshots: Number(root.snapshots ?? 0),
+      snapshotConnection: Number(root.snapshotConnection ?? 0),
+      connection: root.connection ?? null,
+    };
+  });
 }
 
-/** Types the question, optionally sets max steps, and clicks Ask. */
-export async function askQuestion(popup, question, { maxSteps } = {}) {
-  await popup.getByRole('textbox', { name: 'Question' }).fill(question);
+/** Asserts that the popup exposes its controls under the contract's accessible names. */
+export async function checkAccessibleNames(popup) {
+  const expected = [
+    ['textbox', 'Question'],
+    ['button', 'Ask'],
+    ['spinbutton', 'Max steps'],
+    ['button', 'Stop'],
+    ['status', undefined],
+    ['region', 'Answer'],
+    ['button', 'Export trajectory'],
+  ];
+  const missing = [];
+  for (const [role, name] of expected) {
+    const count = await popup.getByRole(role, name === undefined ? {} : { name, exact: true }).count();
+    if (count !== 1) missing.push(`${role} "${name ?? ''}" (found ${count})`);
+  }
+  if (missing.length) throw new Error(`popup accessible names missing: ${missing.join(', ')}`);
+}
+
+/** Types the question, optionally sets max steps, and clicks Ask (or presses Enter). */
+export async function askQuestion(popup, question, { maxSteps, pressEnter = false } = {}) {
+  const box = popup.getByRole('textbox', { name: 'Question' });
+  await box.fill(question);
   if (maxSteps !== undefined) await popup.getByRole('spinbutton', { name: 'Max steps' }).fill(String(maxSteps));
-  await popup.getByRole('button', { name: 'Ask' }).click();
+  if (pressEnter) {
+    await box.press('Enter');
+  } else {
+    await popup.getByRole('button', { name: 'Ask' }).click();
+  }
 }
 
 /** Waits until the run in this popup ended (completed, failed or stopped); returns readPopup(). */
@@ -45,4 +79,27 @@ export async function waitForRunEnd(popup, { timeout = 60_000, diagnostics = () 
     },
   );
   return last;
+}
+
+/**
+ * Sends one request to the worker over a fresh Port from an extension page (as the popup
+ * does) and returns the envelope ({id, ok, data} | {id, ok: false, error}).
+ */
+export async function requestBackend(extensionPage, request, { timeout = 15_000 } = {}) {
+  return extensionPage.evaluate(
+    ({ request: message, timeout: ms }) =>
+      new Promise((resolve, reject) => {
+        const port = chrome.runtime.connect({ name: 'knowledgelens' });
+        const id = 900_000 + Math.floor(Math.random() * 99_999);
+        const timer = setTimeout(() => reject(new Error(`no reply to ${message.type} in ${ms} ms`)), ms);
+        port.onMessage.addListener((reply) => {
+          if (reply?.type === 'event' || reply?.id !== id) return;
+          clearTimeout(timer);
+          port.disconnect();
+          resolve(reply);
+        });
+        port.postMessage({ ...message, id });
+      }),
+    { request, timeout },
+  );
 }

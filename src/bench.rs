@@ -1,0 +1,81 @@
+//! The engine-overhead benchmark, shared by the native runner and the wasm build (feature
+//! `bench`): runs of 5 tool steps plus a final answer against a zero-latency scripted model,
+//! a ~1 KB question, ~2 KB tool results, and the state saved after every phase.
+
+use crate::agent::config::RunConfig;
+use crate::agent::{Engine, StopSignal};
+use crate::state::{PageInfo, RunStatus, SessionState};
+use crate::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
+use crate::tools::ToolBox;
+
+/// Steps per benchmark run (5 tool steps and the answer step).
+pub const STEPS_PER_RUN: u32 = 6;
+
+fn script() -> Vec<Reply> {
+    let mut replies = Vec::new();
+    for i in 0..5 {
+        replies.push(Reply::tool(
+            "read_page",
+            &format!("{{\"offset\": {}, \"max_chars\": 2000}}", i * 2000),
+        ));
+        replies.push(Reply::text(
+            r#"{"should_continue": true, "final_answer": null}"#,
+        ));
+    }
+    replies.push(Reply::text(
+        "Plants turn light, water and carbon dioxide into sugar and oxygen.",
+    ));
+    replies
+}
+
+/// One run; returns its duration in ms as measured by `now`.
+pub fn one_run(now: &dyn Fn() -> f64) -> f64 {
+    let llm = ScriptedLlm::new(script());
+    llm.record_requests.set(false);
+    let clock = ManualClock::new(0);
+    let (store, sink, tools) = (
+        MemoryStore::new(),
+        RecordingSink::default(),
+        ToolBox::builtin(),
+    );
+    let page = PageInfo {
+        title: "Photosynthesis".into(),
+        url: "https://example.test/p".into(),
+        text: "Chlorophyll absorbs light. ".repeat(500),
+    };
+    let question =
+        "Explain, step by step, how the light reactions feed the Calvin cycle. ".repeat(14);
+    let mut state = SessionState::new("tab:1", 0);
+    let config = RunConfig {
+        max_steps: STEPS_PER_RUN,
+        page_excerpt_chars: 1000,
+        ..RunConfig::default()
+    };
+    state.begin_run(&question, Some(page), config, 0);
+    let engine = Engine::new(&llm, &clock, &sink, &store, &tools, StopSignal::new());
+    let start = now();
+    futures::executor::block_on(engine.drive(&mut state));
+    let elapsed = now() - start;
+    assert!(
+        state.status == RunStatus::Completed && state.step == STEPS_PER_RUN,
+        "benchmark run did not complete as scripted"
+    );
+    elapsed
+}
+
+/// Per-step overhead (ms) of `runs` runs after `warmup` unmeasured ones.
+pub fn step_overhead(runs: usize, warmup: usize, now: &dyn Fn() -> f64) -> Vec<f64> {
+    for _ in 0..warmup {
+        one_run(now);
+    }
+    (0..runs)
+        .map(|_| one_run(now) / f64::from(STEPS_PER_RUN))
+        .collect()
+}
+
+/// The median and 95th percentile of `samples`.
+pub fn median_p95(samples: &mut [f64]) -> (f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.95))
+}
