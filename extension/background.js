@@ -82,3 +82,11 @@ chrome.runtime.onInstalled.addListener(wake);
 chrome.runtime.onStartup.addListener(wake);
 // Alarms exist to wake a stopped worker during a long run; the wake itself is the work.
 chrome.alarms.onAlarm.addListener(wake);
+
+// A closed tab's session is deleted (once its run, if any, has ended). No "tabs" permission
+// is needed for this event.
+chrome.tabs.onRemoved.addListener((tabId) => {
+  ready
+    .then((backend) => backend.tab_closed(tabId))
+    .catch((err) => console.error('KnowledgeLens: could not clean up a closed tab:', err));
+});

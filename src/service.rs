@@ -3,7 +3,7 @@
 //! and spawns the futures this returns.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
@@ -53,6 +53,7 @@ pub struct Service {
     ports: Ports,
     tools: ToolBox,
     running: RefCell<HashMap<String, StopSignal>>,
+    closed_tabs: RefCell<HashSet<String>>,
 }
 
 /// The notice shown when a tab cannot be scripted.
@@ -65,6 +66,7 @@ impl Service {
             ports,
             tools: ToolBox::builtin(),
             running: RefCell::new(HashMap::new()),
+            closed_tabs: RefCell::new(HashSet::new()),
         })
     }
 
@@ -83,7 +85,10 @@ impl Service {
                 Ok((view, run)) => (Ok(view), Some(run)),
                 Err(e) => (Err(e), None),
             },
-            Command::Snapshot { session } => (self.snapshot(&session).await, None),
+            Command::Snapshot { session } => match self.snapshot(&session).await {
+                Ok((view, run)) => (Ok(view), run),
+                Err(e) => (Err(e), None),
+            },
             Command::Stop { session } => (self.stop(&session), None),
             Command::Export { session } => (self.export(&session).await, None),
             Command::GetSettings => (self.get_settings().await, None),
@@ -134,18 +139,70 @@ impl Service {
                 format!("Could not read the session: {e}"),
             )),
             Err(e) => {
+                let mut message = e.to_string();
+                if matches!(e, StateError::Corrupted(_)) {
+                    match state::quarantine(self.ports.sessions.as_ref(), session, now).await {
+                        Ok(key) => message.push_str(&format!(" The damaged data was kept under \"{key}\" in the extension's session storage.")),
+                        Err(err) => message.push_str(&format!(" (It could not be set aside: {err}.)")),
+                    }
+                }
                 let mut fresh = SessionState::new(session, now);
-                fresh.notices.push(e.to_string());
-                self.notify(session, e.to_string());
+                fresh.notices.push(message.clone());
+                self.notify(session, message);
                 Ok(fresh)
             }
         }
     }
 
-    async fn snapshot(&self, session: &str) -> Result<Value, ApiError> {
+    /// The session's view. A run that is persisted as going on but is not running in this
+    /// worker (it was stopped mid-run) is resumed here too: a reconnecting popup is a resume
+    /// trigger as much as the worker starting, and a run is never resumed twice.
+    async fn snapshot(
+        self: &Rc<Self>,
+        session: &str,
+    ) -> Result<(Value, Option<RunFuture>), ApiError> {
         validate_session(session)?;
         let state = self.load_session(session).await?;
-        Ok(json!(SessionView::of(&state)))
+        let view = json!(SessionView::of(&state));
+        let run = self
+            .claim(&state)
+            .map(|stop| self.clone().drive(state, stop));
+        Ok((view, run))
+    }
+
+    /// Registers a persisted running session as running here; `None` if it is not
+    /// running or already claimed.
+    fn claim(&self, state: &SessionState) -> Option<StopSignal> {
+        if state.status != RunStatus::Running {
+            return None;
+        }
+        let mut running = self.running.borrow_mut();
+        if running.contains_key(&state.session) {
+            return None;
+        }
+        let stop = StopSignal::new();
+        running.insert(state.session.clone(), stop.clone());
+        Some(stop)
+    }
+
+    /// Runs going on in this worker.
+    pub fn active_runs(&self) -> usize {
+        self.running.borrow().len()
+    }
+
+    /// A tab was closed: its session is deleted now, or when its run ends.
+    pub async fn tab_closed(&self, tab_id: i64) {
+        let session = format!("tab:{tab_id}");
+        if self.running.borrow().contains_key(&session) {
+            self.closed_tabs.borrow_mut().insert(session);
+            return;
+        }
+        if let Err(e) = state::delete_session(self.ports.sessions.as_ref(), &session).await {
+            self.notify(
+                &session,
+                format!("Could not remove the closed tab's session: {e}"),
+            );
+        }
     }
 
     async fn ask(
@@ -224,17 +281,17 @@ impl Service {
             ));
         }
         let view = json!(SessionView::of(&state));
-        let run = self.clone().drive(state, settings, stop);
+        let run = self.clone().drive(state, stop);
         Ok((view, run))
     }
 
-    fn drive(
-        self: Rc<Self>,
-        mut state: SessionState,
-        settings: Settings,
-        stop: StopSignal,
-    ) -> RunFuture {
+    fn drive(self: Rc<Self>, mut state: SessionState, stop: StopSignal) -> RunFuture {
         async move {
+            // The provider as configured now (a resumed run uses the current settings; the
+            // run's bounds and budget come from its own snapshot).
+            let settings = Settings::load(self.ports.settings.as_ref())
+                .await
+                .unwrap_or_default();
             let llm = self.ports.models.client(&settings);
             let engine = Engine::new(
                 llm.as_ref(),
@@ -246,6 +303,11 @@ impl Service {
             );
             engine.drive(&mut state).await;
             self.running.borrow_mut().remove(&state.session);
+            if self.closed_tabs.borrow_mut().remove(&state.session) {
+                // Best effort: a leftover record is harmless and removed with the next close.
+                let _ignored =
+                    state::delete_session(self.ports.sessions.as_ref(), &state.session).await;
+            }
         }
         .boxed_local()
     }
@@ -255,26 +317,16 @@ impl Service {
         let Ok(keys) = self.ports.sessions.keys(SESSION_PREFIX).await else {
             return Vec::new();
         };
-        let Ok(settings) = Settings::load(self.ports.settings.as_ref()).await else {
-            return Vec::new();
-        };
         let mut runs = Vec::new();
         for key in keys {
             let session = &key[SESSION_PREFIX.len()..];
-            if self.running.borrow().contains_key(session) {
-                continue;
-            }
             let Ok(Some(state)) = state::load(self.ports.sessions.as_ref(), session).await else {
                 continue;
             };
-            if state.status != RunStatus::Running {
-                continue;
+            // Claimed after the load: another trigger may have resumed it meanwhile.
+            if let Some(stop) = self.claim(&state) {
+                runs.push(self.clone().drive(state, stop));
             }
-            let stop = StopSignal::new();
-            self.running
-                .borrow_mut()
-                .insert(session.to_string(), stop.clone());
-            runs.push(self.clone().drive(state, settings.clone(), stop));
         }
         runs
     }

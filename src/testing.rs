@@ -168,12 +168,38 @@ pub struct MemoryStore {
     pub sets: Cell<u32>,
     /// Bytes written by `set` calls.
     pub bytes_written: Cell<u64>,
+    /// Bytes written by each `set` call, in order.
+    pub set_sizes: RefCell<Vec<u64>>,
+    /// Total bytes (keys plus values) the store may hold; a `set` beyond it fails with
+    /// `QuotaExceeded`, like `chrome.storage`.
+    pub quota_bytes: Cell<Option<u64>>,
+    /// A copy of the data after every successful `set` (when `keep_history` is on).
+    pub history: RefCell<Vec<BTreeMap<String, String>>>,
+    /// Whether to fill `history`.
+    pub keep_history: Cell<bool>,
 }
 
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A store holding a copy of `data`.
+    pub fn with_data(data: BTreeMap<String, String>) -> Self {
+        Self {
+            data: RefCell::new(data),
+            ..Self::default()
+        }
+    }
+
+    /// Bytes held (keys plus values).
+    pub fn used_bytes(&self) -> u64 {
+        self.data
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.len() + v.len()) as u64)
+            .sum()
     }
 }
 
@@ -193,11 +219,26 @@ impl StateStore for MemoryStore {
         if let Some(err) = self.fail_sets.borrow_mut().pop_front() {
             return future::ready(Err(err)).boxed_local();
         }
-        let mut data = self.data.borrow_mut();
-        for (k, v) in items {
-            self.bytes_written
-                .set(self.bytes_written.get() + (k.len() + v.len()) as u64);
-            data.insert(k, v);
+        let size: u64 = items.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum();
+        if let Some(quota) = self.quota_bytes.get() {
+            let data = self.data.borrow();
+            let replaced: u64 = items
+                .iter()
+                .filter_map(|(k, _)| data.get(k).map(|v| (k.len() + v.len()) as u64))
+                .sum();
+            drop(data);
+            if self.used_bytes() - replaced + size > quota {
+                return future::ready(Err(StoreError::QuotaExceeded(
+                    "QUOTA_BYTES quota exceeded".into(),
+                )))
+                .boxed_local();
+            }
+        }
+        self.set_sizes.borrow_mut().push(size);
+        self.bytes_written.set(self.bytes_written.get() + size);
+        self.data.borrow_mut().extend(items);
+        if self.keep_history.get() {
+            self.history.borrow_mut().push(self.data.borrow().clone());
         }
         future::ready(Ok(())).boxed_local()
     }

@@ -16,9 +16,9 @@ use crate::agent::trajectory::{ErrorInfo, Item};
 use crate::llm::{
     estimate_request_tokens, estimate_tokens, ChatRequest, ChatResponse, LlmError, ToolCall, Usage,
 };
-use crate::ports::{Clock, EventSink, LlmClient, StateStore};
+use crate::ports::{Clock, EventSink, LlmClient, StateStore, StoreError};
 use crate::state::{self, Next, RunStatus, SessionState, SynthesisReason};
-use crate::tools::{ToolBox, ToolContext};
+use crate::tools::{ToolBox, ToolContext, ToolError};
 
 /// A stop request shared between the UI handler and a running engine. [`StopSignal::wait`]
 /// resolves when it is raised, so an in-flight model call can be abandoned at once.
@@ -92,6 +92,7 @@ pub struct Engine<'a> {
     /// Stop requests.
     pub stop: StopSignal,
     storage_warned: Cell<bool>,
+    compaction_noted: Cell<bool>,
     /// The terminal event, emitted only once the final state is saved.
     terminal: RefCell<Option<EventKind>>,
 }
@@ -114,6 +115,7 @@ impl<'a> Engine<'a> {
             tools,
             stop,
             storage_warned: Cell::new(false),
+            compaction_noted: Cell::new(false),
             terminal: RefCell::new(None),
         }
     }
@@ -136,9 +138,30 @@ impl<'a> Engine<'a> {
     /// user is warned once.
     async fn persist(&self, state: &mut SessionState) {
         state.updated_at = self.clock.now_ms();
-        if let Err(err) = state::save(self.store, state).await {
+        let mut result = state::save(self.store, state).await;
+        let mut rounds = 0;
+        // Quota exceeded: drop the oldest finished sessions, then summarize older steps.
+        while matches!(result, Err(StoreError::QuotaExceeded(_))) && rounds < 16 {
+            rounds += 1;
+            let freed = state::drop_oldest_finished(self.store, &state.session)
+                .await
+                .unwrap_or(false);
+            if !freed && !state::compact_trajectory(state) {
+                break;
+            }
+            result = state::save(self.store, state).await;
+            if result.is_ok() && !self.compaction_noted.replace(true) {
+                let message = "Browser storage for KnowledgeLens was full: older sessions were removed and older steps summarized to make room.".to_string();
+                state.notices.push(message.clone());
+                self.emit(state, EventKind::Notice { message });
+                result = state::save(self.store, state).await;
+            }
+        }
+        if let Err(err) = result {
             if !self.storage_warned.replace(true) {
-                let message = format!("Could not save this session ({err}); the run continues, but it will not survive the extension restarting.");
+                let message = format!(
+                    "Could not save this session ({err}); the run continues, but it will not survive the extension restarting."
+                );
                 state.notices.push(message.clone());
                 self.emit(state, EventKind::Notice { message });
             }
@@ -275,14 +298,49 @@ impl<'a> Engine<'a> {
                 tool: call.name.clone(),
             },
         );
+        let side_effects = self.tools.has_side_effects(&call.name);
+        if side_effects && state.attempts > 0 {
+            // The worker stopped after this action began and before its result was saved:
+            // it may have taken effect, so it is never run a second time.
+            let content = ToolError::Interrupted.for_model();
+            self.emit(
+                state,
+                EventKind::ToolFailed {
+                    tool: call.name.clone(),
+                    error: content.clone(),
+                },
+            );
+            self.record(
+                state,
+                Item::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    ok: false,
+                    content,
+                },
+            );
+            self.set_next(state, Next::Observe);
+            return;
+        }
+        if side_effects {
+            // Record the intent before acting.
+            state.attempts = 1;
+            self.persist(state).await;
+        }
         let ctx = ToolContext {
             page: state.page.as_ref(),
         };
         let result = loop {
-            state.attempts += 1;
+            if !side_effects {
+                state.attempts += 1;
+            }
             let result = self.tools.run(&call.name, &call.arguments, &ctx).await;
             match result {
-                Err(err) if err.is_retryable() && state.attempts <= state.config.max_retries => {
+                Err(err)
+                    if !side_effects
+                        && err.is_retryable()
+                        && state.attempts <= state.config.max_retries =>
+                {
                     continue
                 }
                 other => break other,
@@ -498,8 +556,21 @@ impl<'a> Engine<'a> {
             if state.tokens_used() + estimate > state.config.token_budget {
                 return Err(Halt::Budget);
             }
+            if state.attempts > state.config.max_retries {
+                // Only reachable when a resumed run redoes a phase that kept being cut off.
+                return Err(Halt::Failed(ErrorInfo {
+                    kind: "interrupted".into(),
+                    message: format!(
+                        "This step was interrupted {} times (the extension's background worker kept stopping during the model call), so the run gave up. Ask again to retry.",
+                        state.attempts
+                    ),
+                }));
+            }
             state.attempts += 1;
             state.model_calls += 1;
+            // Saved before the call, so a call that is cut off by the worker stopping counts
+            // as an attempt when the phase is redone.
+            self.persist(state).await;
             let (session, step, max_steps, usage, budget) = (
                 state.session.clone(),
                 state.step,

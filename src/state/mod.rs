@@ -187,6 +187,7 @@ impl SessionState {
         *self = Self {
             run_id: self.run_id + 1,
             turns,
+            saved: self.saved,
             ..Self::new(&self.session, now_ms)
         };
         self.status = RunStatus::Running;
@@ -408,4 +409,91 @@ pub async fn save(store: &dyn StateStore, state: &mut SessionState) -> Result<()
         entries: state.trajectory.len(),
     };
     Ok(())
+}
+
+/// Every key that belongs to `session` (its head, page texts and trajectory entries).
+pub async fn session_keys(
+    store: &dyn StateStore,
+    session: &str,
+) -> Result<Vec<String>, StoreError> {
+    let mut keys = store.keys(&format!("page:{session}:")).await?;
+    keys.extend(store.keys(&format!("traj:{session}:")).await?);
+    keys.push(session_key(session));
+    Ok(keys)
+}
+
+/// Removes everything stored for `session`.
+pub async fn delete_session(store: &dyn StateStore, session: &str) -> Result<(), StoreError> {
+    let keys = session_keys(store, session).await?;
+    store.remove(keys).await
+}
+
+/// Frees space by deleting the least recently updated session whose run is not going on
+/// (never `keep`). Returns whether one was deleted.
+pub async fn drop_oldest_finished(store: &dyn StateStore, keep: &str) -> Result<bool, StoreError> {
+    let mut oldest: Option<(u64, String)> = None;
+    for key in store.keys(SESSION_PREFIX).await? {
+        let session = &key[SESSION_PREFIX.len()..];
+        if session == keep {
+            continue;
+        }
+        let updated = match store.get(&key).await? {
+            Some(text) => match decode_head(&text) {
+                Ok((s, _)) if s.status == RunStatus::Running => continue,
+                Ok((s, _)) => s.updated_at,
+                Err(_) => 0,
+            },
+            None => continue,
+        };
+        if oldest.as_ref().is_none_or(|(t, _)| updated < *t) {
+            oldest = Some((updated, session.to_string()));
+        }
+    }
+    match oldest {
+        Some((_, session)) => delete_session(store, &session).await.map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// Characters a summarized tool result keeps.
+const SUMMARY_CHARS: usize = 200;
+
+/// Summarizes the tool results of all but the last two steps (their text is cut to a short
+/// excerpt) and marks every entry for rewriting. Returns whether anything shrank.
+pub fn compact_trajectory(state: &mut SessionState) -> bool {
+    let keep_from = state.step.saturating_sub(1);
+    let mut shrank = false;
+    for entry in state.trajectory.iter_mut().filter(|e| e.step < keep_from) {
+        if let Item::ToolResult { content, .. } = &mut entry.item {
+            if let Some((cut, _)) = content.char_indices().nth(SUMMARY_CHARS) {
+                let total = content.chars().count();
+                content.truncate(cut);
+                content.push_str(&format!(
+                    " … [summarized to save space: {total} characters]"
+                ));
+                shrank = true;
+            }
+        }
+    }
+    if shrank {
+        state.saved.entries = 0;
+    }
+    shrank
+}
+
+/// Storage key prefix under which corrupted records are kept for export.
+pub const QUARANTINE_PREFIX: &str = "quarantine:";
+
+/// Moves a corrupted session record aside (under `quarantine:<session>:<ms>`) and removes
+/// the session's keys, so a fresh session can start. Returns the quarantine key.
+pub async fn quarantine(
+    store: &dyn StateStore,
+    session: &str,
+    now_ms: u64,
+) -> Result<String, StoreError> {
+    let raw = store.get(&session_key(session)).await?.unwrap_or_default();
+    let key = format!("{QUARANTINE_PREFIX}{session}:{now_ms}");
+    store.set(vec![(key.clone(), raw)]).await?;
+    delete_session(store, session).await?;
+    Ok(key)
 }

@@ -28,6 +28,9 @@ pub enum ToolError {
     /// What the tool needs is not there.
     #[error("not found: {0}")]
     NotFound(String),
+    /// A side-effecting call was cut off by the worker stopping; it is not repeated.
+    #[error("this action was interrupted before its result was saved; it was not repeated because it may already have taken effect")]
+    Interrupted,
 }
 
 impl ToolError {
@@ -46,6 +49,11 @@ impl ToolError {
 pub trait Tool {
     /// Its definition for the model.
     fn spec(&self) -> ToolSpec;
+    /// Whether running it changes something outside the run (such a call is never repeated
+    /// after an interruption).
+    fn side_effects(&self) -> bool {
+        false
+    }
     /// Runs it with the model's JSON arguments.
     fn run<'a>(
         &'a self,
@@ -71,6 +79,19 @@ impl ToolBox {
     /// Specs of all tools.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    /// Adds a tool.
+    pub fn with(mut self, tool: Box<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Whether the tool `name` has side effects (unknown tools have none).
+    pub fn has_side_effects(&self, name: &str) -> bool {
+        self.tools
+            .iter()
+            .any(|t| t.spec().name == name && t.side_effects())
     }
 
     /// Runs the tool `name`.

@@ -2,6 +2,7 @@
 //! its listeners synchronously, awaits one `Backend.start(emit)`, and forwards each Port
 //! message to [`Backend::handle`] with the Port's sender.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise, Reflect};
@@ -11,10 +12,11 @@ use wasm_bindgen_futures::{future_to_promise, spawn_local};
 use super::clock::JsClock;
 use super::events::JsEventSink;
 use super::http::FetchHttp;
-use super::interop::{chrome, to_js, to_json_text, JsError};
+use super::interop::{call, chrome, object, to_js, to_json_text, JsError};
 use super::pages::ChromePages;
 use super::storage::{Area, ChromeStore};
 use crate::llm::openai::{OpenAiCompatible, OpenAiConfig};
+use crate::ports::Clock;
 use crate::ports::LlmClient;
 use crate::protocol::{envelope, ApiError, ApiErrorKind};
 use crate::service::{ModelFactory, Ports, Service};
@@ -42,6 +44,62 @@ impl ModelFactory for WebModels {
 #[wasm_bindgen]
 pub struct Backend {
     service: Rc<Service>,
+    keepalive: Rc<Cell<bool>>,
+}
+
+/// The alarm that wakes a stopped worker while a run is going on.
+pub const KEEPALIVE_ALARM: &str = "knowledgelens-keepalive";
+
+/// Seconds between the cheap extension API calls that keep a busy worker alive (Chrome
+/// stops a worker after 30 s without events or extension API calls).
+const KEEPALIVE_SECS: u64 = 20;
+
+async fn set_alarm(on: bool) -> Result<(), JsError> {
+    let alarms = chrome(&["alarms"])?;
+    if on {
+        let info = object(&[("periodInMinutes", JsValue::from_f64(0.5))])?;
+        call(
+            &alarms,
+            "create",
+            &[JsValue::from_str(KEEPALIVE_ALARM), info.into()],
+        )
+        .await?;
+    } else {
+        call(&alarms, "clear", &[JsValue::from_str(KEEPALIVE_ALARM)]).await?;
+    }
+    Ok(())
+}
+
+/// While any run is going on: an alarm (to wake the worker if it is stopped anyway) and a
+/// cheap extension API call every 20 s (to keep it from being stopped). When nothing runs,
+/// nothing keeps the worker awake. The persisted state, not this, is what carries a run.
+fn ensure_keepalive(service: Rc<Service>, active: Rc<Cell<bool>>) {
+    if active.replace(true) {
+        return;
+    }
+    spawn_local(async move {
+        if let Err(err) = set_alarm(true).await {
+            web_sys::console::warn_1(
+                &format!("KnowledgeLens: keep-alive alarm unavailable: {err}").into(),
+            );
+        }
+        loop {
+            JsClock.sleep(KEEPALIVE_SECS * 1000).await;
+            if service.active_runs() == 0 {
+                break;
+            }
+            if let Ok(runtime) = chrome(&["runtime"]) {
+                // The call itself is the keep-alive; its result does not matter.
+                let _platform = call(&runtime, "getPlatformInfo", &[]).await;
+            }
+        }
+        if let Err(err) = set_alarm(false).await {
+            web_sys::console::warn_1(
+                &format!("KnowledgeLens: could not clear the keep-alive alarm: {err}").into(),
+            );
+        }
+        active.set(false);
+    });
 }
 
 /// Checks that a message comes from one of our own extension pages (not a content script,
@@ -87,15 +145,35 @@ impl Backend {
             models: Rc::new(WebModels),
         };
         let service = Service::new(ports);
-        for run in service.resume_all().await {
-            spawn_local(run);
+        let keepalive = Rc::new(Cell::new(false));
+        let runs = service.resume_all().await;
+        if !runs.is_empty() {
+            for run in runs {
+                spawn_local(run);
+            }
+            ensure_keepalive(service.clone(), keepalive.clone());
         }
-        Ok(Backend { service })
+        Ok(Backend { service, keepalive })
+    }
+
+    /// A tab was closed (`chrome.tabs.onRemoved`): its session is deleted once its run ends.
+    pub fn tab_closed(&self, tab_id: f64) -> Promise {
+        let service = self.service.clone();
+        future_to_promise(async move {
+            service.tab_closed(tab_id as i64).await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Runs going on in this worker.
+    pub fn active_runs(&self) -> u32 {
+        self.service.active_runs() as u32
     }
 
     /// Handles one request from a Port; resolves with the reply envelope (never rejects).
     pub fn handle(&self, request: JsValue, sender: JsValue) -> Promise {
         let service = self.service.clone();
+        let keepalive = self.keepalive.clone();
         future_to_promise(async move {
             let reply = match check_sender(&sender) {
                 Err(e) => {
@@ -117,6 +195,7 @@ impl Backend {
                         let (reply, run) = service.handle_text(&text).await;
                         if let Some(run) = run {
                             spawn_local(run);
+                            ensure_keepalive(service.clone(), keepalive);
                         }
                         reply
                     }

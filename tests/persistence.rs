@@ -1,0 +1,499 @@
+//! State that survives the service worker being stopped: save/load round trips (seed
+//! property 12), decoding arbitrary bytes, bounded writes per step, resuming from every
+//! point a worker can be stopped at (a chaos test), side effects never run twice, redone
+//! phases counted against the retry bound, and storage faults.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use futures::future::{self, LocalBoxFuture};
+use futures::FutureExt;
+use knowledgelens::agent::config::RunConfig;
+use knowledgelens::agent::trajectory::Item;
+use knowledgelens::agent::{Engine, StopSignal};
+use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, Role, ToolCall, ToolSpec};
+use knowledgelens::ports::{LlmClient, StateStore, StoreError};
+use knowledgelens::state::{self, PageInfo, RunStatus, SessionState, StateError};
+use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink};
+use knowledgelens::tools::{Tool, ToolBox, ToolContext, ToolError};
+use proptest::prelude::*;
+
+/// A model whose reply depends only on the request, so a redone phase gets the same reply:
+/// it reads the page `steps` times, then answers.
+struct Oracle {
+    steps: usize,
+    tool: &'static str,
+    calls: Cell<usize>,
+}
+
+impl LlmClient for Oracle {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        self.calls.set(self.calls.get() + 1);
+        let results = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .count();
+        let reply = if request.response_format.is_some()
+            || request
+                .messages
+                .last()
+                .is_some_and(|m| m.content.contains("Judge the tool result"))
+        {
+            let done = results >= self.steps;
+            let answer = done.then(|| format!("Answer after {results} reads."));
+            ChatResponse {
+                content: serde_json::json!({"should_continue": !done, "final_answer": answer})
+                    .to_string(),
+                ..Default::default()
+            }
+        } else if !request.tools.is_empty() && results < self.steps {
+            ChatResponse {
+                content: format!("Reading part {results}."),
+                tool_calls: vec![ToolCall {
+                    id: format!("call_{results}"),
+                    name: self.tool.into(),
+                    arguments: format!("{{\"offset\": {}}}", results * 10),
+                }],
+                ..Default::default()
+            }
+        } else {
+            on_delta("Synthesized.");
+            ChatResponse {
+                content: "Synthesized.".into(),
+                ..Default::default()
+            }
+        };
+        future::ready(Ok(reply)).boxed_local()
+    }
+}
+
+/// A tool with a side effect, counting how often it really ran.
+struct Send(Rc<Cell<u32>>);
+
+impl Tool for Send {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "send_note".into(),
+            description: "Sends a note.".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+    fn side_effects(&self) -> bool {
+        true
+    }
+    fn run<'a>(
+        &'a self,
+        _arguments: &'a str,
+        _ctx: &'a ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
+        self.0.set(self.0.get() + 1);
+        future::ready(Ok("sent".to_string())).boxed_local()
+    }
+}
+
+fn page() -> PageInfo {
+    PageInfo {
+        title: "Tides".into(),
+        url: "http://127.0.0.1/t".into(),
+        text: "The moon pulls the oceans. ".repeat(40),
+    }
+}
+
+fn fresh_state(max_steps: u32) -> SessionState {
+    let mut s = SessionState::new("tab:1", 0);
+    s.begin_run(
+        "Why are there tides?",
+        Some(page()),
+        RunConfig {
+            max_steps,
+            ..RunConfig::default()
+        },
+        0,
+    );
+    s
+}
+
+fn drive(
+    llm: &dyn LlmClient,
+    store: &MemoryStore,
+    tools: &ToolBox,
+    state: &mut SessionState,
+) -> RecordingSink {
+    let (clock, sink) = (ManualClock::new(0), RecordingSink::default());
+    futures::executor::block_on(
+        Engine::new(llm, &clock, &sink, store, tools, StopSignal::new()).drive(state),
+    );
+    sink
+}
+
+fn load(store: &MemoryStore) -> SessionState {
+    futures::executor::block_on(state::load(store, "tab:1"))
+        .expect("load")
+        .expect("present")
+}
+
+#[test]
+fn resuming_from_every_save_point_gives_the_uninterrupted_result() {
+    let oracle = Oracle {
+        steps: 3,
+        tool: "read_page",
+        calls: Cell::new(0),
+    };
+    let tools = ToolBox::builtin();
+    let store = MemoryStore::new();
+    store.keep_history.set(true);
+    let mut reference = fresh_state(5);
+    drive(&oracle, &store, &tools, &mut reference);
+    assert_eq!(reference.status, RunStatus::Completed);
+    assert_eq!(reference.answer, "Answer after 3 reads.");
+    let history = store.history.borrow().clone();
+    assert!(
+        history.len() >= 10,
+        "a save before every call and after every phase: {}",
+        history.len()
+    );
+    for (i, snapshot) in history.iter().enumerate() {
+        // The worker stopped right after save i: a new worker loads the state and goes on.
+        let resumed_store = MemoryStore::with_data(snapshot.clone());
+        resumed_store.keep_history.set(true);
+        let mut resumed = load(&resumed_store);
+        drive(&oracle, &resumed_store, &tools, &mut resumed);
+        let items = |s: &SessionState| {
+            s.trajectory
+                .iter()
+                .map(|e| (e.step, e.item.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            resumed.status,
+            RunStatus::Completed,
+            "interrupted after save {i}"
+        );
+        assert_eq!(
+            resumed.answer, reference.answer,
+            "interrupted after save {i}"
+        );
+        assert_eq!(
+            items(&resumed),
+            items(&reference),
+            "no lost or duplicated step after save {i}"
+        );
+        assert_eq!(
+            load(&resumed_store),
+            resumed,
+            "the final state is saved after save {i}"
+        );
+        // Interrupted a second time, at every save point of the resumed run.
+        for (j, second) in resumed_store.history.borrow().iter().enumerate() {
+            let again_store = MemoryStore::with_data(second.clone());
+            let mut again = load(&again_store);
+            drive(&oracle, &again_store, &tools, &mut again);
+            assert_eq!(
+                items(&again),
+                items(&reference),
+                "interrupted after saves {i} and {j}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_side_effect_is_never_executed_twice() {
+    let count = Rc::new(Cell::new(0));
+    let tools = ToolBox::builtin().with(Box::new(Send(count.clone())));
+    let oracle = Oracle {
+        steps: 1,
+        tool: "send_note",
+        calls: Cell::new(0),
+    };
+    let store = MemoryStore::new();
+    store.keep_history.set(true);
+    let mut reference = fresh_state(3);
+    drive(&oracle, &store, &tools, &mut reference);
+    assert_eq!(count.get(), 1);
+    // Find the save that recorded the intent (the act phase began) but not the result.
+    let history = store.history.borrow().clone();
+    let intent = history
+        .iter()
+        .map(|snap| load(&MemoryStore::with_data(snap.clone())))
+        .position(|s| matches!(s.next, Some(state::Next::Act { .. })) && s.attempts == 1)
+        .expect("the intent was saved before acting");
+    let resumed_store = MemoryStore::with_data(history[intent].clone());
+    let mut resumed = load(&resumed_store);
+    drive(&oracle, &resumed_store, &tools, &mut resumed);
+    assert_eq!(count.get(), 1, "not executed a second time on resume");
+    let result = resumed.trajectory.iter().find_map(|e| match &e.item {
+        Item::ToolResult { ok, content, .. } => Some((*ok, content.clone())),
+        _ => None,
+    });
+    let (ok, content) = result.expect("a result was recorded");
+    assert!(!ok && content.contains("not repeated"), "{content}");
+    assert_ne!(resumed.status, RunStatus::Running);
+}
+
+#[test]
+fn a_phase_that_keeps_killing_the_worker_ends_within_the_retry_bound() {
+    let oracle = Oracle {
+        steps: 2,
+        tool: "read_page",
+        calls: Cell::new(0),
+    };
+    let tools = ToolBox::builtin();
+    // Save the run's start, then keep "crashing" right after the pre-call save.
+    let store = MemoryStore::new();
+    let mut s = fresh_state(5);
+    futures::executor::block_on(state::save(&store, &mut s)).expect("save");
+    let mut data = store.data.borrow().clone();
+    let mut crashes = 0;
+    loop {
+        let crashing = MemoryStore::with_data(data.clone());
+        crashing.keep_history.set(true);
+        let mut resumed = load(&crashing);
+        if resumed.status != RunStatus::Running {
+            assert_eq!(resumed.status, RunStatus::Failed);
+            assert_eq!(
+                resumed.model_calls, 4,
+                "max_retries 3: 4 attempts of the call, then the run gives up"
+            );
+            let err = resumed.error.expect("error");
+            assert_eq!(err.kind, "interrupted");
+            assert!(err.message.contains("interrupted"), "{}", err.message);
+            break;
+        }
+        drive(&oracle, &crashing, &tools, &mut resumed);
+        // The first save of the redo is the pre-call save: the worker dies there.
+        data = crashing
+            .history
+            .borrow()
+            .first()
+            .cloned()
+            .expect("a save happened");
+        crashes += 1;
+        assert!(crashes <= 10, "the redo loop must end");
+    }
+    assert_eq!(
+        crashes, 5,
+        "4 cut-off attempts, then the resume that gives up"
+    );
+}
+
+#[test]
+fn writes_per_step_stay_bounded_as_the_run_grows() {
+    let oracle = Oracle {
+        steps: 12,
+        tool: "read_page",
+        calls: Cell::new(0),
+    };
+    let store = MemoryStore::new();
+    let mut s = fresh_state(15);
+    drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+    assert_eq!(s.status, RunStatus::Completed);
+    let sizes = store.set_sizes.borrow();
+    // Skip the first save (it writes the page once); later saves write the head and new entries.
+    let early = sizes[1..6].iter().max().copied().expect("sizes");
+    let late = sizes[sizes.len() - 5..]
+        .iter()
+        .max()
+        .copied()
+        .expect("sizes");
+    assert!(
+        late < early * 2,
+        "a late step writes {late} bytes, an early one {early}"
+    );
+    assert!(sizes[0] > 1000, "the page is written with the first save");
+}
+
+#[test]
+fn quota_exceeded_drops_old_finished_sessions_then_retries() {
+    let store = MemoryStore::new();
+    // Two finished sessions fill most of the quota.
+    for (tab, at) in [(7, 10u64), (8, 20)] {
+        let mut old = SessionState::new(&format!("tab:{tab}"), at);
+        old.begin_run(
+            "old",
+            Some(PageInfo {
+                title: "x".into(),
+                url: "u".into(),
+                text: "z".repeat(6000),
+            }),
+            RunConfig::default(),
+            at,
+        );
+        old.status = RunStatus::Completed;
+        old.next = None;
+        futures::executor::block_on(state::save(&store, &mut old)).expect("save");
+    }
+    store.quota_bytes.set(Some(store.used_bytes() + 3000));
+    let oracle = Oracle {
+        steps: 2,
+        tool: "read_page",
+        calls: Cell::new(0),
+    };
+    let mut s = fresh_state(5);
+    let sink = drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+    assert_eq!(s.status, RunStatus::Completed);
+    assert_eq!(load(&store), s, "the run was saved after making room");
+    assert!(
+        store.data.borrow().get("session:tab:7").is_none(),
+        "the oldest finished session was dropped first"
+    );
+    assert!(
+        s.notices
+            .iter()
+            .any(|n| n.contains("storage for KnowledgeLens was full")),
+        "{:?}",
+        s.notices
+    );
+    assert!(sink.names().contains(&"notice"));
+}
+
+#[test]
+fn quota_exceeded_with_nothing_to_drop_summarizes_older_steps() {
+    let store = MemoryStore::new();
+    store.quota_bytes.set(Some(9_000));
+    let oracle = Oracle {
+        steps: 6,
+        tool: "read_page",
+        calls: Cell::new(0),
+    };
+    let mut s = fresh_state(8);
+    drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+    assert_eq!(s.status, RunStatus::Completed);
+    let summarized = s.trajectory.iter().any(|e| matches!(&e.item, Item::ToolResult { content, .. } if content.contains("summarized to save space")));
+    assert!(summarized);
+    assert_eq!(load(&store), s);
+}
+
+#[test]
+fn storage_unavailable_continues_in_memory_and_warns_once() {
+    let store = MemoryStore::new();
+    for _ in 0..50 {
+        store
+            .fail_sets
+            .borrow_mut()
+            .push_back(StoreError::Unavailable("access denied".into()));
+    }
+    let oracle = Oracle {
+        steps: 2,
+        tool: "read_page",
+        calls: Cell::new(0),
+    };
+    let mut s = fresh_state(5);
+    let sink = drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+    assert_eq!(s.status, RunStatus::Completed);
+    assert_eq!(sink.names().iter().filter(|n| **n == "notice").count(), 1);
+}
+
+#[test]
+fn a_new_run_removes_the_previous_runs_records() {
+    let oracle = Oracle {
+        steps: 2,
+        tool: "read_page",
+        calls: Cell::new(0),
+    };
+    let store = MemoryStore::new();
+    let mut s = fresh_state(5);
+    drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+    let first_run_keys = store
+        .data
+        .borrow()
+        .keys()
+        .filter(|k| k.starts_with("traj:tab:1:1:"))
+        .count();
+    assert!(first_run_keys > 0);
+    s.begin_run("And the sun?", Some(page()), RunConfig::default(), 5);
+    drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+    let data = store.data.borrow();
+    assert_eq!(
+        data.keys()
+            .filter(|k| k.starts_with("traj:tab:1:1:") || k.starts_with("page:tab:1:1"))
+            .count(),
+        0
+    );
+    assert!(data.keys().any(|k| k.starts_with("traj:tab:1:2:")));
+    drop(data);
+    let loaded = load(&store);
+    assert_eq!(loaded, s);
+    assert_eq!(loaded.turns[0].question, "Why are there tides?");
+}
+
+fn arb_text() -> impl Strategy<Value = String> {
+    "\\PC{0,40}"
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Property 12: any valid state saves and loads back equal, across runs and saves.
+    #[test]
+    fn any_state_round_trips(
+        question in arb_text(), text in arb_text(), answer in arb_text(), notices in proptest::collection::vec(arb_text(), 0..3),
+        steps in 0usize..4, runs in 1usize..3, has_page in any::<bool>(),
+    ) {
+        let store = MemoryStore::new();
+        let mut s = SessionState::new("popup", 3);
+        for run in 0..runs {
+            let page = has_page.then(|| PageInfo { title: question.clone(), url: "u".into(), text: text.clone() });
+            s.begin_run(&format!("{question}{run}"), page, RunConfig::default(), 3);
+            s.notices = notices.clone();
+            let oracle = Oracle { steps, tool: "read_page", calls: Cell::new(0) };
+            drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+            s.answer = answer.clone();
+            futures::executor::block_on(state::save(&store, &mut s)).expect("save");
+            let loaded = futures::executor::block_on(state::load(&store, "popup")).expect("load").expect("present");
+            prop_assert_eq!(&loaded, &s);
+        }
+    }
+
+    /// Any bytes stored as a session head either load or are reported corrupted (or newer);
+    /// never a panic.
+    #[test]
+    fn arbitrary_head_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        match state::decode_head(&text) {
+            Ok(_) | Err(StateError::Corrupted(_)) | Err(StateError::NewerVersion(_)) => {}
+            Err(other) => prop_assert!(false, "unexpected {:?}", other),
+        }
+    }
+
+    /// A damaged trajectory entry or a mangled head field makes the load report corruption.
+    #[test]
+    fn damaged_records_are_reported_corrupted(garbage in "\\PC{0,30}", which in 0usize..3) {
+        let store = MemoryStore::new();
+        let mut s = fresh_state(5);
+        let oracle = Oracle { steps: 1, tool: "read_page", calls: Cell::new(0) };
+        drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+        let key = match which {
+            0 => "traj:tab:1:1:0".to_string(),
+            1 => "session:tab:1".to_string(),
+            _ => "traj:tab:1:1:1".to_string(),
+        };
+        let keep = serde_json::from_str::<serde_json::Value>(&garbage).is_ok();
+        store.data.borrow_mut().insert(key, format!("{{{garbage}"));
+        let result = futures::executor::block_on(state::load(&store, "tab:1"));
+        prop_assert!(keep || matches!(result, Err(StateError::Corrupted(_))), "{:?}", result.map(|_| ()));
+    }
+}
+
+#[test]
+fn newer_versions_are_refused_not_guessed() {
+    let store = MemoryStore::new();
+    futures::executor::block_on(store.set(vec![(
+        "session:popup".into(),
+        r#"{"version": 2, "entries": 0, "state": {}}"#.into(),
+    )]))
+    .expect("set");
+    let result = futures::executor::block_on(state::load(&store, "popup"));
+    assert!(
+        matches!(result, Err(StateError::NewerVersion(2))),
+        "{result:?}"
+    );
+    let data: BTreeMap<String, String> = store.data.borrow().clone();
+    assert_eq!(data.len(), 1, "nothing is overwritten by a refused load");
+}
