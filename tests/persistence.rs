@@ -423,6 +423,43 @@ fn a_new_run_removes_the_previous_runs_records() {
     assert_eq!(loaded.turns[0].question, "Why are there tides?");
 }
 
+/// Writes `state` the way schema version 1 stored it: one record, everything inline,
+/// internally tagged items and `next`.
+fn as_v1(state: &SessionState) -> String {
+    let mut v = serde_json::to_value(state).expect("serialize");
+    v["version"] = 1.into();
+    if let Some(next) = v.get("next").cloned() {
+        v["next"] = match next {
+            serde_json::Value::String(phase) => serde_json::json!({ "phase": phase }),
+            serde_json::Value::Object(m) => {
+                let (phase, fields) = m.into_iter().next().expect("tagged");
+                let mut fields = fields.as_object().cloned().expect("fields");
+                fields.insert("phase".into(), phase.into());
+                serde_json::Value::Object(fields)
+            }
+            other => other,
+        };
+    }
+    for entry in v["trajectory"].as_array_mut().expect("array") {
+        let item = entry
+            .as_object_mut()
+            .expect("entry")
+            .remove("item")
+            .expect("item");
+        let (kind, fields) = item
+            .as_object()
+            .cloned()
+            .expect("tagged")
+            .into_iter()
+            .next()
+            .expect("one");
+        let e = entry.as_object_mut().expect("entry");
+        e.insert("type".into(), kind.into());
+        e.extend(fields.as_object().cloned().expect("fields"));
+    }
+    v.to_string()
+}
+
 fn arb_text() -> impl Strategy<Value = String> {
     "\\PC{0,40}"
 }
@@ -449,6 +486,26 @@ proptest! {
             let loaded = futures::executor::block_on(state::load(&store, "popup")).expect("load").expect("present");
             prop_assert_eq!(&loaded, &s);
         }
+    }
+
+    /// Migration: a state stored by schema version 1 loads as the same current state, and is
+    /// rewritten in the current layout.
+    #[test]
+    fn v1_records_migrate_to_the_same_current_state(steps in 0usize..4, stop_early in any::<bool>(), question in arb_text()) {
+        let store = MemoryStore::new();
+        let mut s = SessionState::new("tab:1", 0);
+        s.begin_run(&question, Some(page()), RunConfig { max_steps: if stop_early { 1 } else { 5 }, ..RunConfig::default() }, 0);
+        let oracle = Oracle { steps, tool: "read_page", calls: Cell::new(0) };
+        drive(&oracle, &store, &ToolBox::builtin(), &mut s);
+        let legacy = MemoryStore::new();
+        futures::executor::block_on(legacy.set(vec![("session:tab:1".into(), as_v1(&s))])).expect("set");
+        let migrated = futures::executor::block_on(state::load(&legacy, "tab:1")).expect("load").expect("present");
+        let mut expected = s.clone();
+        expected.saved = migrated.saved;
+        prop_assert_eq!(&migrated, &expected);
+        let reloaded = futures::executor::block_on(state::load(&legacy, "tab:1")).expect("load").expect("present");
+        prop_assert_eq!(&reloaded, &migrated, "stored again in the current layout");
+        prop_assert!(legacy.data.borrow().keys().any(|k| k.starts_with("traj:") || s.trajectory.is_empty()));
     }
 
     /// Any bytes stored as a session head either load or are reported corrupted (or newer);
@@ -486,12 +543,12 @@ fn newer_versions_are_refused_not_guessed() {
     let store = MemoryStore::new();
     futures::executor::block_on(store.set(vec![(
         "session:popup".into(),
-        r#"{"version": 2, "entries": 0, "state": {}}"#.into(),
+        r#"{"version": 3, "entries": 0, "state": {}}"#.into(),
     )]))
     .expect("set");
     let result = futures::executor::block_on(state::load(&store, "popup"));
     assert!(
-        matches!(result, Err(StateError::NewerVersion(2))),
+        matches!(result, Err(StateError::NewerVersion(3))),
         "{result:?}"
     );
     let data: BTreeMap<String, String> = store.data.borrow().clone();

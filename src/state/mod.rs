@@ -2,6 +2,8 @@
 //! string in the state store after every phase, so a stopped service worker loses nothing.
 //! Newer versions are refused rather than guessed at.
 
+pub mod migrate;
+
 use serde::{Deserialize, Serialize};
 
 use crate::agent::config::RunConfig;
@@ -10,7 +12,7 @@ use crate::llm::{ToolCall, Usage};
 use crate::ports::{StateStore, StoreError};
 
 /// The schema version written by this build.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Storage key prefix of session records.
 pub const SESSION_PREFIX: &str = "session:";
@@ -308,6 +310,16 @@ pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
     Ok((head.state, head.entries))
 }
 
+/// The schema version of a record older than the current one, if it is one.
+fn legacy_version(text: &str) -> Option<u32> {
+    #[derive(Deserialize)]
+    struct VersionOnly {
+        version: Option<u64>,
+    }
+    let version = serde_json::from_str::<VersionOnly>(text).ok()?.version?;
+    (version >= 1 && version < u64::from(SCHEMA_VERSION)).then_some(version as u32)
+}
+
 /// Encodes the head record of `state` (without cloning the trajectory or the page).
 pub fn encode_head(state: &mut SessionState) -> String {
     let trajectory = std::mem::take(&mut state.trajectory);
@@ -334,6 +346,20 @@ pub async fn load(
     let Some(text) = store.get(&session_key(session)).await? else {
         return Ok(None);
     };
+    if let Some(version) = legacy_version(&text) {
+        // An older record: migrate it, and store it in the current layout.
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+        let mut state = migrate::to_current(value, version)?;
+        if state.session != session {
+            return Err(StateError::Corrupted(format!(
+                "record of session {} stored under {session}",
+                state.session
+            )));
+        }
+        save(store, &mut state).await?;
+        return Ok(Some(state));
+    }
     let (mut state, entries) = decode_head(&text)?;
     if state.session != session {
         return Err(StateError::Corrupted(format!(
