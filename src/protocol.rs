@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::events::UsageView;
-use crate::agent::trajectory::ErrorInfo;
+use crate::agent::trajectory::{Entry, ErrorInfo, Item};
 use crate::settings::Settings;
 use crate::state::{Next, RunStatus, SessionState, Turn};
 
@@ -197,6 +197,86 @@ pub struct PageView {
     pub has_text: bool,
 }
 
+/// One trajectory entry as the popup lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepView {
+    /// The step.
+    pub step: u32,
+    /// `thought`, `tool_call`, `tool_result`, `observation`, `error` or `answer`.
+    pub kind: String,
+    /// What it says, cut to [`StepView::MAX_CHARS`] characters.
+    pub text: String,
+    /// Whether it records a failure.
+    pub failed: bool,
+}
+
+impl StepView {
+    /// Longest text shown per entry.
+    pub const MAX_CHARS: usize = 280;
+
+    fn of(entry: &Entry) -> Self {
+        let (kind, text, failed) = match &entry.item {
+            Item::Thought { text } => ("thought", text.clone(), false),
+            Item::ToolCall { call } => (
+                "tool_call",
+                format!("{}({})", call.name, call.arguments),
+                false,
+            ),
+            Item::ToolResult {
+                name, ok, content, ..
+            } => ("tool_result", format!("{name}: {content}"), !ok),
+            Item::Observation {
+                text,
+                should_continue,
+                final_answer,
+            } => {
+                let verdict = match (should_continue, final_answer) {
+                    (_, Some(a)) => format!("Has the answer: {a}"),
+                    (true, None) => "Needs more information.".to_string(),
+                    (false, None) => "Ready to answer.".to_string(),
+                };
+                (
+                    "observation",
+                    if text.is_empty() {
+                        verdict
+                    } else {
+                        format!("{text} ({verdict})")
+                    },
+                    false,
+                )
+            }
+            Item::Error { error, retrying } => (
+                "error",
+                if *retrying {
+                    format!("{} (retrying)", error.message)
+                } else {
+                    error.message.clone()
+                },
+                true,
+            ),
+            Item::Answer { text, partial } => (
+                "answer",
+                if *partial {
+                    format!("{text} (partial)")
+                } else {
+                    text.clone()
+                },
+                false,
+            ),
+        };
+        let text = match text.char_indices().nth(Self::MAX_CHARS) {
+            Some((cut, _)) => format!("{}…", &text[..cut]),
+            None => text,
+        };
+        Self {
+            step: entry.step,
+            kind: kind.to_string(),
+            text,
+            failed,
+        }
+    }
+}
+
 /// What the popup renders for a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionView {
@@ -232,6 +312,8 @@ pub struct SessionView {
     pub turns: Vec<Turn>,
     /// Trajectory entries recorded.
     pub trajectory_len: usize,
+    /// The trajectory, summarized for display (long texts cut).
+    pub steps: Vec<StepView>,
     /// Last change (ms).
     pub updated_at: u64,
 }
@@ -272,6 +354,7 @@ impl SessionView {
             }),
             turns: state.turns.clone(),
             trajectory_len: state.trajectory.len(),
+            steps: state.trajectory.iter().map(StepView::of).collect(),
             updated_at: state.updated_at,
         }
     }

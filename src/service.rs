@@ -320,6 +320,16 @@ impl Service {
         let mut runs = Vec::new();
         for key in keys {
             let session = &key[SESSION_PREFIX.len()..];
+            // Only the small head record decides; finished sessions are not loaded whole.
+            let running = match self.ports.sessions.get(&key).await {
+                Ok(Some(text)) => state::decode_head(&text)
+                    .map(|(s, _)| s.status == RunStatus::Running)
+                    .unwrap_or(true),
+                _ => false,
+            };
+            if !running {
+                continue;
+            }
             let Ok(Some(state)) = state::load(self.ports.sessions.as_ref(), session).await else {
                 continue;
             };

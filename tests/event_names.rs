@@ -135,6 +135,7 @@ fn session_view_fields_are_frozen() {
             "session",
             "status",
             "step",
+            "steps",
             "tool",
             "trajectory_len",
             "turns",
