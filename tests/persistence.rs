@@ -73,6 +73,15 @@ impl LlmClient for Oracle {
     }
 }
 
+/// An oracle that reads the page `steps` times.
+fn reader(steps: usize) -> Oracle {
+    Oracle {
+        steps,
+        tool: "read_page",
+        calls: Cell::new(0),
+    }
+}
+
 /// A tool with a side effect, counting how often it really ran.
 struct Send(Rc<Cell<u32>>);
 
@@ -140,11 +149,7 @@ fn load(store: &MemoryStore) -> SessionState {
 
 #[test]
 fn resuming_from_every_save_point_gives_the_uninterrupted_result() {
-    let oracle = Oracle {
-        steps: 3,
-        tool: "read_page",
-        calls: Cell::new(0),
-    };
+    let oracle = reader(3);
     let tools = ToolBox::builtin();
     let store = MemoryStore::new();
     store.keep_history.set(true);
@@ -239,11 +244,7 @@ fn a_side_effect_is_never_executed_twice() {
 
 #[test]
 fn a_phase_that_keeps_killing_the_worker_ends_within_the_retry_bound() {
-    let oracle = Oracle {
-        steps: 2,
-        tool: "read_page",
-        calls: Cell::new(0),
-    };
+    let oracle = reader(2);
     let tools = ToolBox::builtin();
     // Save the run's start, then keep "crashing" right after the pre-call save.
     let store = MemoryStore::new();
@@ -285,11 +286,7 @@ fn a_phase_that_keeps_killing_the_worker_ends_within_the_retry_bound() {
 
 #[test]
 fn writes_per_step_stay_bounded_as_the_run_grows() {
-    let oracle = Oracle {
-        steps: 12,
-        tool: "read_page",
-        calls: Cell::new(0),
-    };
+    let oracle = reader(12);
     let store = MemoryStore::new();
     let mut s = fresh_state(15);
     drive(&oracle, &store, &ToolBox::builtin(), &mut s);
@@ -330,11 +327,7 @@ fn quota_exceeded_drops_old_finished_sessions_then_retries() {
         futures::executor::block_on(state::save(&store, &mut old)).expect("save");
     }
     store.quota_bytes.set(Some(store.used_bytes() + 3000));
-    let oracle = Oracle {
-        steps: 2,
-        tool: "read_page",
-        calls: Cell::new(0),
-    };
+    let oracle = reader(2);
     let mut s = fresh_state(5);
     let sink = drive(&oracle, &store, &ToolBox::builtin(), &mut s);
     assert_eq!(s.status, RunStatus::Completed);
@@ -357,11 +350,7 @@ fn quota_exceeded_drops_old_finished_sessions_then_retries() {
 fn quota_exceeded_with_nothing_to_drop_summarizes_older_steps() {
     let store = MemoryStore::new();
     store.quota_bytes.set(Some(9_000));
-    let oracle = Oracle {
-        steps: 6,
-        tool: "read_page",
-        calls: Cell::new(0),
-    };
+    let oracle = reader(6);
     let mut s = fresh_state(8);
     drive(&oracle, &store, &ToolBox::builtin(), &mut s);
     assert_eq!(s.status, RunStatus::Completed);
@@ -379,11 +368,7 @@ fn storage_unavailable_continues_in_memory_and_warns_once() {
             .borrow_mut()
             .push_back(StoreError::Unavailable("access denied".into()));
     }
-    let oracle = Oracle {
-        steps: 2,
-        tool: "read_page",
-        calls: Cell::new(0),
-    };
+    let oracle = reader(2);
     let mut s = fresh_state(5);
     let sink = drive(&oracle, &store, &ToolBox::builtin(), &mut s);
     assert_eq!(s.status, RunStatus::Completed);
@@ -392,11 +377,7 @@ fn storage_unavailable_continues_in_memory_and_warns_once() {
 
 #[test]
 fn a_new_run_removes_the_previous_runs_records() {
-    let oracle = Oracle {
-        steps: 2,
-        tool: "read_page",
-        calls: Cell::new(0),
-    };
+    let oracle = reader(2);
     let store = MemoryStore::new();
     let mut s = fresh_state(5);
     drive(&oracle, &store, &ToolBox::builtin(), &mut s);
@@ -524,7 +505,7 @@ proptest! {
     fn damaged_records_are_reported_corrupted(garbage in "\\PC{0,30}", which in 0usize..3) {
         let store = MemoryStore::new();
         let mut s = fresh_state(5);
-        let oracle = Oracle { steps: 1, tool: "read_page", calls: Cell::new(0) };
+        let oracle = reader(1);
         drive(&oracle, &store, &ToolBox::builtin(), &mut s);
         let key = match which {
             0 => "traj:tab:1:1:0".to_string(),

@@ -302,25 +302,7 @@ impl<'a> Engine<'a> {
         if side_effects && state.attempts > 0 {
             // The worker stopped after this action began and before its result was saved:
             // it may have taken effect, so it is never run a second time.
-            let content = ToolError::Interrupted.for_model();
-            self.emit(
-                state,
-                EventKind::ToolFailed {
-                    tool: call.name.clone(),
-                    error: content.clone(),
-                },
-            );
-            self.record(
-                state,
-                Item::ToolResult {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    ok: false,
-                    content,
-                },
-            );
-            self.set_next(state, Next::Observe);
-            return;
+            return self.tool_done(state, &call, Err(ToolError::Interrupted));
         }
         if side_effects {
             // Record the intent before acting.
@@ -346,26 +328,34 @@ impl<'a> Engine<'a> {
                 other => break other,
             }
         };
+        self.tool_done(state, &call, result);
+    }
+
+    /// Emits and records a tool's outcome; the model sees errors as the result text.
+    fn tool_done(
+        &self,
+        state: &mut SessionState,
+        call: &ToolCall,
+        result: Result<String, ToolError>,
+    ) {
+        let tool = call.name.clone();
         let (ok, content) = match result {
-            Ok(text) => (true, text),
-            Err(err) => (false, err.for_model()),
+            Ok(text) => {
+                self.emit(state, EventKind::ToolCompleted { tool });
+                (true, text)
+            }
+            Err(err) => {
+                let content = err.for_model();
+                self.emit(
+                    state,
+                    EventKind::ToolFailed {
+                        tool,
+                        error: content.clone(),
+                    },
+                );
+                (false, content)
+            }
         };
-        if ok {
-            self.emit(
-                state,
-                EventKind::ToolCompleted {
-                    tool: call.name.clone(),
-                },
-            );
-        } else {
-            self.emit(
-                state,
-                EventKind::ToolFailed {
-                    tool: call.name.clone(),
-                    error: content.clone(),
-                },
-            );
-        }
         self.record(
             state,
             Item::ToolResult {
