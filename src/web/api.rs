@@ -2,7 +2,7 @@
 //! its listeners synchronously, awaits one `Backend.start(emit)`, and forwards each Port
 //! message to [`Backend::handle`] with the Port's sender.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Function, Promise, Reflect};
@@ -22,8 +22,12 @@ use crate::protocol::{envelope, ApiError, ApiErrorKind};
 use crate::service::{ModelFactory, Ports, Service};
 use crate::settings::Settings;
 
-/// Builds model clients on `fetch`.
-struct WebModels;
+/// Builds model clients on `fetch`. The client is kept while the provider settings stay the
+/// same, so what it learned (a server that rejects `response_format`) holds for the session.
+#[derive(Default)]
+struct WebModels {
+    cached: RefCell<Option<(OpenAiConfig, Rc<OpenAiCompatible>)>>,
+}
 
 impl ModelFactory for WebModels {
     fn client(&self, settings: &Settings) -> Rc<dyn LlmClient> {
@@ -32,11 +36,19 @@ impl ModelFactory for WebModels {
             model: settings.model.clone(),
             api_key: settings.api_key.clone(),
         };
-        Rc::new(OpenAiCompatible::new(
+        let mut cached = self.cached.borrow_mut();
+        if let Some((known, client)) = cached.as_ref() {
+            if *known == config {
+                return client.clone();
+            }
+        }
+        let client = Rc::new(OpenAiCompatible::new(
             Rc::new(FetchHttp),
             Rc::new(JsClock),
-            config,
-        ))
+            config.clone(),
+        ));
+        *cached = Some((config, client.clone()));
+        client
     }
 }
 
@@ -142,7 +154,7 @@ impl Backend {
             clock: Rc::new(JsClock),
             events: Rc::new(JsEventSink::new(emit)),
             pages: Rc::new(ChromePages),
-            models: Rc::new(WebModels),
+            models: Rc::new(WebModels::default()),
         };
         let service = Service::new(ports);
         let keepalive = Rc::new(Cell::new(false));
