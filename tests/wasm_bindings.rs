@@ -49,7 +49,12 @@ fn install_chrome() {
         };
         globalThis.chrome = {
           storage: { session: area(), local: area() },
-          runtime: { id: 'testextensionid' },
+          runtime: { id: 'testextensionid', async getPlatformInfo() { return { os: 'linux' }; } },
+          alarms: {
+            created: [],
+            async create(name, info) { this.created.push({ name, info }); },
+            async clear(name) { this.created = this.created.filter((a) => a.name !== name); return true; },
+          },
           scripting: { async executeScript(d) {
             if (d.target.tabId !== 5) throw new Error('Cannot access contents of the page');
             return [{ result: { title: 'Tides', url: 'https://example.test/tides', text: 'The moon pulls the oceans.' } }];
@@ -318,6 +323,19 @@ async fn backend_answers_a_question_and_persists_the_run() {
     // Storage was restricted to trusted contexts.
     let level = js_sys::eval("globalThis.chrome.storage.local.accessLevel").expect("eval");
     assert_eq!(level.as_string().as_deref(), Some("TRUSTED_CONTEXTS"));
+    // A keep-alive alarm was set while the run was going on.
+    let alarm = js_sys::eval("globalThis.chrome.alarms.created.map((a) => a.name).join(',')")
+        .expect("eval");
+    assert_eq!(
+        alarm.as_string().as_deref(),
+        Some("knowledgelens-keepalive")
+    );
+    // Closing the tab deletes its finished session: head, page and trajectory entries.
+    JsFuture::from(backend.tab_closed(5.0))
+        .await
+        .expect("tab closed");
+    let left = js_sys::eval("[...globalThis.chrome.storage.session.data.keys()].filter((k) => k.includes('tab:5')).length").expect("eval");
+    assert_eq!(left.as_f64(), Some(0.0));
 }
 
 #[wasm_bindgen_test]
