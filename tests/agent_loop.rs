@@ -169,7 +169,10 @@ fn invalid_tool_arguments_go_back_to_the_model() {
         panic!()
     };
     assert!(!ok);
-    assert!(content.starts_with("Error: invalid arguments"), "{content}");
+    assert!(
+        content.starts_with("Error: field \"offset\": invalid type"),
+        "{content}"
+    );
     assert!(out.sink.names().contains(&"tool_failed"));
     assert_eq!(out.state.status, RunStatus::Completed);
 }

@@ -12,11 +12,11 @@ use futures::FutureExt;
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::trajectory::Item;
 use knowledgelens::agent::{Engine, StopSignal};
-use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, Role, ToolCall, ToolSpec};
+use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, Role, ToolCall};
 use knowledgelens::ports::{LlmClient, StateStore, StoreError};
 use knowledgelens::state::{self, PageInfo, RunStatus, SessionState, StateError};
 use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink};
-use knowledgelens::tools::{Tool, ToolBox, ToolContext, ToolError};
+use knowledgelens::tools::{ToolBox, ToolContext, ToolError, TypedTool};
 use proptest::prelude::*;
 
 /// A model whose reply depends only on the request, so a redone phase gets the same reply:
@@ -83,22 +83,26 @@ fn reader(steps: usize) -> Oracle {
 }
 
 /// A tool with a side effect, counting how often it really ran.
-struct Send(Rc<Cell<u32>>);
+struct SendNote(Rc<Cell<u32>>);
 
-impl Tool for Send {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "send_note".into(),
-            description: "Sends a note.".into(),
-            parameters: serde_json::json!({"type": "object"}),
-        }
-    }
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoteArgs {
+    #[serde(default, rename = "offset")]
+    _offset: u32,
+}
+
+impl TypedTool for SendNote {
+    const NAME: &'static str = "send_note";
+    const DESCRIPTION: &'static str = "Sends a note.";
+    type Args = NoteArgs;
+    type Output = String;
     fn side_effects(&self) -> bool {
         true
     }
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        _arguments: &'a str,
+        _args: NoteArgs,
         _ctx: &'a ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
         self.0.set(self.0.get() + 1);
@@ -211,7 +215,7 @@ fn resuming_from_every_save_point_gives_the_uninterrupted_result() {
 #[test]
 fn a_side_effect_is_never_executed_twice() {
     let count = Rc::new(Cell::new(0));
-    let tools = ToolBox::builtin().with(Box::new(Send(count.clone())));
+    let tools = ToolBox::builtin().with(Box::new(SendNote(count.clone())));
     let oracle = Oracle {
         steps: 1,
         tool: "send_note",

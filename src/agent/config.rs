@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tools::Risk;
+
 /// Bounds, budget and pacing of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -27,6 +29,8 @@ pub struct RunConfig {
     pub constrained_output: bool,
     /// Page text included in the prompt directly (characters); the rest via `read_page`.
     pub page_excerpt_chars: usize,
+    /// Highest tool risk level the run permits.
+    pub permitted_risk: Risk,
 }
 
 impl Default for RunConfig {
@@ -42,6 +46,7 @@ impl Default for RunConfig {
             stream: true,
             constrained_output: true,
             page_excerpt_chars: 6_000,
+            permitted_risk: Risk::Medium,
         }
     }
 }

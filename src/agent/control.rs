@@ -4,6 +4,8 @@
 
 use serde_json::{json, Value};
 
+use crate::llm::json_text::json_objects;
+
 /// The parsed control block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Control {
@@ -33,19 +35,7 @@ pub fn schema() -> Value {
 /// balanced `{...}` that has a boolean `should_continue`.
 pub fn parse(text: &str) -> Option<Control> {
     let text = text.trim();
-    if let Some(c) = from_json(text) {
-        return Some(c);
-    }
-    let mut start = 0;
-    while let Some(open) = text[start..].find('{').map(|i| i + start) {
-        if let Some(close) = matching_brace(&text[open..]) {
-            if let Some(c) = from_json(&text[open..open + close + 1]) {
-                return Some(c);
-            }
-        }
-        start = open + 1;
-    }
-    None
+    from_json(text).or_else(|| json_objects(text).find_map(from_json))
 }
 
 fn from_json(candidate: &str) -> Option<Control> {
@@ -59,36 +49,6 @@ fn from_json(candidate: &str) -> Option<Control> {
         should_continue,
         final_answer,
     })
-}
-
-/// Byte offset of the brace closing the one at `s[0]`, skipping strings.
-fn matching_brace(s: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, ch) in s.char_indices() {
-        if in_string {
-            match (escaped, ch) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match ch {
-            '"' => in_string = true,
-            '{' => depth += 1,
-            '}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use crate::llm::{
 };
 use crate::ports::{Clock, EventSink, LlmClient, StateStore, StoreError};
 use crate::state::{self, Next, RunStatus, SessionState, SynthesisReason};
-use crate::tools::{ToolBox, ToolContext, ToolError};
+use crate::tools::parse;
+use crate::tools::{CallCounts, Policy, ToolBox, ToolContext, ToolError};
 
 /// A stop request shared between the UI handler and a running engine. [`StopSignal::wait`]
 /// resolves when it is raised, so an in-flight model call can be abandoned at once.
@@ -240,7 +241,16 @@ impl<'a> Engine<'a> {
             Err(halt) => return self.halt(state, halt),
         };
         let thought = reply.content.trim().to_string();
-        if let Some(call) = reply.tool_calls.first().cloned() {
+        let offered: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
+        let selected = reply
+            .tool_calls
+            .first()
+            .cloned()
+            .or_else(|| parse::tool_call_in_text(&thought, &offered));
+        if let Some(mut call) = selected {
+            if call.id == "text_call" {
+                call.id = format!("call_{}_{}", state.step, state.trajectory.len());
+            }
             self.emit(state, EventKind::AnswerReset);
             self.record(state, Item::Thought { text: thought });
             self.record(state, Item::ToolCall { call: call.clone() });
@@ -302,7 +312,17 @@ impl<'a> Engine<'a> {
         if side_effects && state.attempts > 0 {
             // The worker stopped after this action began and before its result was saved:
             // it may have taken effect, so it is never run a second time.
-            return self.tool_done(state, &call, Err(ToolError::Interrupted));
+            return self.tool_done(state, &call, Err(ToolError::interrupted()));
+        }
+        let policy = Policy {
+            permitted_risk: state.config.permitted_risk,
+            subset: None,
+        };
+        if let Err(refused) =
+            self.tools
+                .check(&call.name, &policy, self.call_counts(state, &call.name))
+        {
+            return self.tool_done(state, &call, Err(refused));
         }
         if side_effects {
             // Record the intent before acting.
@@ -329,6 +349,26 @@ impl<'a> Engine<'a> {
             }
         };
         self.tool_done(state, &call, result);
+    }
+
+    /// Calls of tool `name` already made in this run, and in the last minute.
+    fn call_counts(&self, state: &SessionState, name: &str) -> CallCounts {
+        let minute_ago = self.clock.now_ms().saturating_sub(60_000);
+        let results = state
+            .trajectory
+            .iter()
+            .filter(|e| matches!(&e.item, Item::ToolResult { name: n, .. } if n == name));
+        let (mut in_run, mut in_last_minute) = (0, 0);
+        for entry in results {
+            in_run += 1;
+            if entry.at_ms >= minute_ago {
+                in_last_minute += 1;
+            }
+        }
+        CallCounts {
+            in_run,
+            in_last_minute,
+        }
     }
 
     /// Emits and records a tool's outcome; the model sees errors as the result text.

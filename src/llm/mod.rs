@@ -1,6 +1,7 @@
 //! Chat-model wire types shared by every provider, the error kinds of a model call and the
 //! single place that decides which of them are worth retrying. Pure: no browser access.
 
+pub mod json_text;
 pub mod openai;
 pub mod sse;
 

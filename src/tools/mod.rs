@@ -1,11 +1,19 @@
-//! Tools the agent can call, behind one small trait, and the built-in `read_page` tool.
-//! Tool errors are data for the model ("Error: ... try another approach"), never a reason
-//! to abort the run.
+//! Tools the agent can call. A tool is written against [`TypedTool`] (name, description, an
+//! argument type, an output); its parameter schema is derived from the argument type with
+//! `schemars`, and its arguments are validated by decoding into that same type, so the
+//! schema and the validation cannot disagree. [`Tool`] is the type-erased form the
+//! [`ToolBox`] holds. Tool errors are data for the model ("Error: ... try another
+//! approach"), never a reason to abort the run; [`ToolErrorKind`] decides in one place
+//! whether a failure is worth retrying and what the model is told.
+
+pub mod parse;
 
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
-use serde::Deserialize;
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::llm::ToolSpec;
 use crate::state::PageInfo;
@@ -16,45 +24,196 @@ pub struct ToolContext<'a> {
     pub page: Option<&'a PageInfo>,
 }
 
-/// A tool failure, shown to the model as the tool result.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolError {
-    /// The arguments did not match the schema.
-    #[error("invalid arguments: {0}")]
-    InvalidArguments(String),
-    /// No tool of that name.
-    #[error("unknown tool \"{0}\"")]
-    UnknownTool(String),
-    /// What the tool needs is not there.
-    #[error("not found: {0}")]
-    NotFound(String),
+/// The kinds of tool failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    /// The arguments do not match the schema.
+    InvalidArguments,
+    /// What the tool needs is not there (or no such tool).
+    NotFound,
+    /// The tool took too long.
+    Timeout,
+    /// Called too often.
+    RateLimited,
+    /// A network failure inside the tool.
+    Network,
+    /// Not allowed in this run (risk level, tool subset).
+    Permission,
     /// A side-effecting call was cut off by the worker stopping; it is not repeated.
-    #[error("this action was interrupted before its result was saved; it was not repeated because it may already have taken effect")]
     Interrupted,
 }
 
+impl ToolErrorKind {
+    /// Whether running the tool again may succeed.
+    pub fn is_retryable(self) -> bool {
+        matches!(self, Self::Timeout | Self::Network)
+    }
+
+    /// What the model is told to do about it.
+    fn advice(self) -> &'static str {
+        match self {
+            Self::InvalidArguments => {
+                "Fix the arguments to match the tool's schema and call it again."
+            }
+            Self::NotFound => "Try another approach.",
+            Self::Timeout | Self::Network => {
+                "The tool may work if tried later; try another approach meanwhile."
+            }
+            Self::RateLimited => "Do not call this tool again now; use what you have.",
+            Self::Permission => "This tool is not available in this run; answer without it.",
+            Self::Interrupted => "Check whether it took effect before trying anything else.",
+        }
+    }
+}
+
+/// A tool failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// The kind.
+    pub kind: ToolErrorKind,
+    /// What went wrong, specifically.
+    pub message: String,
+}
+
 impl ToolError {
+    /// An error of `kind`.
+    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The interruption of a side-effecting call.
+    pub fn interrupted() -> Self {
+        Self::new(
+            ToolErrorKind::Interrupted,
+            "this action was interrupted before its result was saved; it was not repeated because it may already have taken effect",
+        )
+    }
+
     /// Whether running the tool again may succeed.
     pub fn is_retryable(&self) -> bool {
-        false
+        self.kind.is_retryable()
     }
 
     /// The tool result text the model sees.
     pub fn for_model(&self) -> String {
-        format!("Error: {self}. Try another approach.")
+        format!("Error: {}. {}", self.message, self.kind.advice())
     }
 }
 
-/// A tool.
-pub trait Tool {
-    /// Its definition for the model.
-    fn spec(&self) -> ToolSpec;
-    /// Whether running it changes something outside the run (such a call is never repeated
-    /// after an interruption).
+/// How risky a tool is; a run permits tools up to a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Reads what the user already shows it.
+    #[default]
+    Low,
+    /// Reaches outside the page (the web).
+    Medium,
+    /// Changes something outside the run.
+    High,
+}
+
+/// How often a tool may be called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct RateLimit {
+    /// Calls per run (`None`: unlimited).
+    pub per_run: Option<u32>,
+    /// Calls per minute (`None`: unlimited).
+    pub per_minute: Option<u32>,
+}
+
+/// An example call shown to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolExample {
+    /// The arguments.
+    pub input: Value,
+    /// When to call it like this.
+    pub description: String,
+}
+
+/// Everything the registry and the model know about a tool. Serializes to JSON and parses
+/// back unchanged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// Name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON schema of the arguments (root: an object).
+    pub parameters: Value,
+    /// Example calls.
+    pub examples: Vec<ToolExample>,
+    /// Risk level.
+    pub risk: Risk,
+    /// Whether it changes something outside the run.
+    pub side_effects: bool,
+    /// Rate limits.
+    pub rate_limit: RateLimit,
+}
+
+impl ToolDefinition {
+    /// The form sent to the model: the description carries the examples.
+    pub fn spec(&self) -> ToolSpec {
+        let mut description = self.description.clone();
+        for example in &self.examples {
+            description.push_str(&format!(
+                "\nExample: {} — {}",
+                example.input, example.description
+            ));
+        }
+        ToolSpec {
+            name: self.name.clone(),
+            description,
+            parameters: self.parameters.clone(),
+        }
+    }
+}
+
+/// A tool with typed arguments. Implement this; the registry uses its erased [`Tool`] form.
+pub trait TypedTool {
+    /// Name the model calls it by.
+    const NAME: &'static str;
+    /// What it does, for the model.
+    const DESCRIPTION: &'static str;
+    /// The arguments (`#[serde(deny_unknown_fields)]` so unknown fields are rejected).
+    type Args: DeserializeOwned + JsonSchema;
+    /// The result (text for the model).
+    type Output: Into<String>;
+
+    /// Example calls.
+    fn examples(&self) -> Vec<ToolExample> {
+        Vec::new()
+    }
+    /// Risk level.
+    fn risk(&self) -> Risk {
+        Risk::Low
+    }
+    /// Whether it changes something outside the run (never repeated after an interruption).
     fn side_effects(&self) -> bool {
         false
     }
-    /// Runs it with the model's JSON arguments.
+    /// Rate limits.
+    fn rate_limit(&self) -> RateLimit {
+        RateLimit::default()
+    }
+    /// Runs it.
+    fn call<'a>(
+        &'a self,
+        args: Self::Args,
+        ctx: &'a ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<Self::Output, ToolError>>;
+}
+
+/// A tool with its arguments as JSON text: the form the registry holds.
+pub trait Tool {
+    /// Its definition.
+    fn definition(&self) -> ToolDefinition;
+    /// Validates the arguments and runs it.
     fn run<'a>(
         &'a self,
         arguments: &'a str,
@@ -62,50 +221,196 @@ pub trait Tool {
     ) -> LocalBoxFuture<'a, Result<String, ToolError>>;
 }
 
+/// The JSON schema of `T`, with an object root.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("$schema");
+        obj.entry("type").or_insert_with(|| Value::from("object"));
+    }
+    schema
+}
+
+/// Decodes arguments into `T`; the error names the field, what was expected and what was
+/// given.
+pub fn decode_args<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let message = if path.is_empty() || path == "." {
+            format!("the arguments are not valid: {inner}")
+        } else {
+            format!("field \"{path}\": {inner}")
+        };
+        ToolError::new(ToolErrorKind::InvalidArguments, message)
+    })
+}
+
+impl<T: TypedTool> Tool for T {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: T::NAME.to_string(),
+            description: T::DESCRIPTION.to_string(),
+            parameters: schema_of::<T::Args>(),
+            examples: self.examples(),
+            risk: self.risk(),
+            side_effects: self.side_effects(),
+            rate_limit: self.rate_limit(),
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        arguments: &'a str,
+        ctx: &'a ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
+        async move {
+            let args = decode_args::<T::Args>(arguments)?;
+            self.call(args, ctx).await.map(Into::into)
+        }
+        .boxed_local()
+    }
+}
+
+/// What a run allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy<'a> {
+    /// Highest risk level permitted.
+    pub permitted_risk: Risk,
+    /// Tools offered and accepted (`None`: all).
+    pub subset: Option<&'a [String]>,
+}
+
+/// Calls of one tool made so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallCounts {
+    /// In this run.
+    pub in_run: u32,
+    /// In the last minute.
+    pub in_last_minute: u32,
+}
+
 /// The tools of a run.
 #[derive(Default)]
 pub struct ToolBox {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<(ToolDefinition, Box<dyn Tool>)>,
 }
 
 impl ToolBox {
     /// The built-in tools.
     pub fn builtin() -> Self {
-        Self {
-            tools: vec![Box::new(ReadPage)],
-        }
-    }
-
-    /// Specs of all tools.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+        Self::default().with(Box::new(ReadPage))
     }
 
     /// Adds a tool.
     pub fn with(mut self, tool: Box<dyn Tool>) -> Self {
-        self.tools.push(tool);
+        self.tools.push((tool.definition(), tool));
         self
+    }
+
+    /// Definitions of all tools.
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.tools.iter().map(|(d, _)| d)
+    }
+
+    /// Specs of the tools in `subset` (all when `None`) for the model.
+    pub fn specs_in(&self, subset: Option<&[String]>) -> Vec<ToolSpec> {
+        self.definitions()
+            .filter(|d| subset.is_none_or(|s| s.contains(&d.name)))
+            .map(ToolDefinition::spec)
+            .collect()
+    }
+
+    /// Specs of all tools.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.specs_in(None)
+    }
+
+    /// The definition of `name`.
+    pub fn definition(&self, name: &str) -> Option<&ToolDefinition> {
+        self.definitions().find(|d| d.name == name)
     }
 
     /// Whether the tool `name` has side effects (unknown tools have none).
     pub fn has_side_effects(&self, name: &str) -> bool {
-        self.tools
-            .iter()
-            .any(|t| t.spec().name == name && t.side_effects())
+        self.definition(name).is_some_and(|d| d.side_effects)
     }
 
-    /// Runs the tool `name`.
+    /// Checks a call against the run's policy: known tool, in the subset, risk level, rate
+    /// limits. A refusal is an error result for the model, not an abort.
+    pub fn check(
+        &self,
+        name: &str,
+        policy: &Policy<'_>,
+        counts: CallCounts,
+    ) -> Result<(), ToolError> {
+        let def = self.definition(name).ok_or_else(|| {
+            let known: Vec<&str> = self.definitions().map(|d| d.name.as_str()).collect();
+            ToolError::new(
+                ToolErrorKind::NotFound,
+                format!(
+                    "there is no tool \"{name}\" (available: {})",
+                    known.join(", ")
+                ),
+            )
+        })?;
+        if policy.subset.is_some_and(|s| !s.iter().any(|n| n == name)) {
+            return Err(ToolError::new(
+                ToolErrorKind::Permission,
+                format!("the tool \"{name}\" is not offered in this phase"),
+            ));
+        }
+        if def.risk > policy.permitted_risk {
+            return Err(ToolError::new(
+                ToolErrorKind::Permission,
+                format!(
+                    "the tool \"{name}\" has risk level {:?}, above what this run permits ({:?})",
+                    def.risk, policy.permitted_risk
+                ),
+            ));
+        }
+        if let Some(max) = def.rate_limit.per_run.filter(|max| counts.in_run >= *max) {
+            return Err(ToolError::new(
+                ToolErrorKind::RateLimited,
+                format!("the tool \"{name}\" may be called {max} times per run"),
+            ));
+        }
+        if let Some(max) = def
+            .rate_limit
+            .per_minute
+            .filter(|max| counts.in_last_minute >= *max)
+        {
+            return Err(ToolError::new(
+                ToolErrorKind::RateLimited,
+                format!("the tool \"{name}\" may be called {max} times per minute"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs the tool `name` (after [`ToolBox::check`]).
     pub async fn run(
         &self,
         name: &str,
         arguments: &str,
         ctx: &ToolContext<'_>,
     ) -> Result<String, ToolError> {
-        let tool = self
+        let (_, tool) = self
             .tools
             .iter()
-            .find(|t| t.spec().name == name)
-            .ok_or_else(|| ToolError::UnknownTool(name.to_string()))?;
+            .find(|(d, _)| d.name == name)
+            .ok_or_else(|| {
+                ToolError::new(
+                    ToolErrorKind::NotFound,
+                    format!("there is no tool \"{name}\""),
+                )
+            })?;
         tool.run(arguments, ctx).await
     }
 }
@@ -116,62 +421,69 @@ pub struct ReadPage;
 /// Characters `read_page` returns by default.
 pub const READ_PAGE_CHARS: usize = 4000;
 
-#[derive(Deserialize)]
+/// Arguments of `read_page`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ReadPageArgs {
+pub struct ReadPageArgs {
+    /// Character offset to start at (default 0).
     #[serde(default)]
-    offset: usize,
+    pub offset: u32,
+    /// How many characters to return (default 4000, at most 8000).
     #[serde(default)]
-    max_chars: Option<usize>,
+    #[schemars(range(min = 1, max = 8000))]
+    pub max_chars: Option<u32>,
 }
 
-impl Tool for ReadPage {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "read_page".into(),
-            description: "Read the text of the page the user is looking at, from a character offset. Use it when the excerpt in the prompt is not enough.".into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "offset": {"type": "integer", "minimum": 0, "description": "Character offset to start at (default 0)."},
-                    "max_chars": {"type": "integer", "minimum": 1, "maximum": 8000, "description": "How many characters to return (default 4000)."}
-                },
-                "additionalProperties": false
-            }),
+impl TypedTool for ReadPage {
+    const NAME: &'static str = "read_page";
+    const DESCRIPTION: &'static str =
+        "Read the text of the page the user is looking at, from a character offset. Use it when the excerpt in the prompt is not enough.";
+    type Args = ReadPageArgs;
+    type Output = String;
+
+    fn examples(&self) -> Vec<ToolExample> {
+        vec![ToolExample {
+            input: serde_json::json!({"offset": 6000}),
+            description: "read on after the excerpt".into(),
+        }]
+    }
+
+    fn rate_limit(&self) -> RateLimit {
+        RateLimit {
+            per_run: Some(20),
+            per_minute: None,
         }
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        arguments: &'a str,
+        args: ReadPageArgs,
         ctx: &'a ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
         async move {
-            let args: ReadPageArgs = if arguments.trim().is_empty() {
-                ReadPageArgs {
-                    offset: 0,
-                    max_chars: None,
-                }
-            } else {
-                serde_json::from_str(arguments)
-                    .map_err(|e| ToolError::InvalidArguments(e.to_string()))?
-            };
             let page = ctx.page.filter(|p| !p.text.is_empty()).ok_or_else(|| {
-                ToolError::NotFound("no page text is available for this question".into())
+                ToolError::new(
+                    ToolErrorKind::NotFound,
+                    "no page text is available for this question",
+                )
             })?;
             let total = page.text.chars().count();
-            let take = args.max_chars.unwrap_or(READ_PAGE_CHARS).clamp(1, 8000);
-            if args.offset >= total {
-                return Err(ToolError::NotFound(format!(
-                    "offset {} is past the end of the page ({total} characters)",
-                    args.offset
-                )));
+            let take = args
+                .max_chars
+                .unwrap_or(READ_PAGE_CHARS as u32)
+                .clamp(1, 8000) as usize;
+            let offset = args.offset as usize;
+            if offset >= total {
+                return Err(ToolError::new(
+                    ToolErrorKind::NotFound,
+                    format!("offset {offset} is past the end of the page ({total} characters)"),
+                ));
             }
-            let text: String = page.text.chars().skip(args.offset).take(take).collect();
-            let end = args.offset + text.chars().count();
+            let text: String = page.text.chars().skip(offset).take(take).collect();
+            let end = offset + text.chars().count();
             Ok(format!(
-                "[{} — characters {}..{} of {total}]\n{text}",
-                page.title, args.offset, end
+                "[{} — characters {offset}..{end} of {total}]\n{text}",
+                page.title
             ))
         }
         .boxed_local()

@@ -1,0 +1,70 @@
+//! Tool calls written as JSON in the model's text, for models without native tool calling:
+//! `{"name": "read_page", "arguments": {"offset": 0}}` (also `tool` / `parameters` / `args`),
+//! alone, fenced or inside prose. Only names of offered tools count, so a JSON example in a
+//! prose answer is not mistaken for a call.
+
+use serde_json::Value;
+
+use crate::llm::json_text::json_objects;
+use crate::llm::ToolCall;
+
+/// The first tool call in `text` naming one of `tools`. Never panics, whatever the text.
+pub fn tool_call_in_text(text: &str, tools: &[String]) -> Option<ToolCall> {
+    json_objects(text).find_map(|candidate| {
+        let value: Value = serde_json::from_str(candidate).ok()?;
+        let obj = value.as_object()?;
+        let name = ["name", "tool", "tool_name"]
+            .iter()
+            .find_map(|k| obj.get(*k)?.as_str())?;
+        if !tools.iter().any(|t| t == name) {
+            return None;
+        }
+        let arguments = match ["arguments", "parameters", "args", "input"]
+            .iter()
+            .find_map(|k| obj.get(*k))
+        {
+            Some(Value::String(s)) => s.clone(),
+            Some(v @ Value::Object(_)) => v.to_string(),
+            None => "{}".to_string(),
+            Some(_) => return None,
+        };
+        Some(ToolCall {
+            id: "text_call".into(),
+            name: name.to_string(),
+            arguments,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Vec<String> {
+        vec!["read_page".into()]
+    }
+
+    #[test]
+    fn fenced_prose_and_string_arguments() {
+        let call = tool_call_in_text(
+            "I'll read.\n```json\n{\"name\": \"read_page\", \"arguments\": {\"offset\": 40}}\n```",
+            &tools(),
+        )
+        .expect("call");
+        assert_eq!(
+            (call.name.as_str(), call.arguments.as_str()),
+            ("read_page", r#"{"offset":40}"#)
+        );
+        let call = tool_call_in_text(
+            r#"{"tool": "read_page", "parameters": "{\"offset\": 2}"}"#,
+            &tools(),
+        )
+        .expect("call");
+        assert_eq!(call.arguments, r#"{"offset": 2}"#);
+        assert_eq!(
+            tool_call_in_text(r#"{"name": "delete_everything"}"#, &tools()),
+            None
+        );
+        assert_eq!(tool_call_in_text("The answer is {42}.", &tools()), None);
+    }
+}
