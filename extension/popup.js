@@ -11,7 +11,7 @@ const el = Object.fromEntries(
   [
     'page', 'ask-form', 'question', 'max-steps', 'ask', 'stop', 'status', 'tokens', 'error',
     'error-message', 'error-options', 'notices', 'history', 'turns', 'answer-section', 'asked',
-    'answer', 'answer-empty', 'export', 'open-options',
+    'answer', 'answer-empty', 'answer-partial', 'export', 'open-options',
   ].map((id) => [id, document.getElementById(id)]),
 );
 
@@ -437,6 +437,7 @@ function renderAnswer(view) {
   }
   el['answer-empty'].textContent = placeholder;
   el['answer-empty'].hidden = !placeholder;
+  el['answer-partial'].hidden = !(view.partial && view.answer && TERMINAL.has(view.status));
 }
 
 function render() {

@@ -109,3 +109,46 @@ test('a content script cannot read chrome.storage.local or chrome.storage.sessio
     }
   }
 });
+
+test('the Token budget is loaded, refused out of range with the backend message, and saved', async () => {
+  const page = await kl.context.newPage();
+  await page.goto(`chrome-extension://${kl.extId}/options.html`);
+  const budget = page.getByRole('spinbutton', { name: 'Token budget', exact: true });
+  await waitUntil(async () => (await budget.inputValue()) !== '', { message: 'the settings to load' });
+  const saved = (await requestBackend(page, { type: 'get_settings' })).data.token_budget;
+  assert.equal(await budget.inputValue(), String(saved));
+  assert.deepEqual(
+    await budget.evaluate((input) => [input.min, input.max, input.step]),
+    ['1000', '10000000', '1000'],
+  );
+  // Every control keeps a unique name next to the new one.
+  for (const [role, name] of [['combobox', 'Provider'], ['textbox', 'Base URL'], ['textbox', 'Model'],
+    ['button', 'Save'], ['spinbutton', 'Token budget']]) {
+    assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`);
+  }
+  assert.equal(await page.getByLabel('API key', { exact: true }).count(), 1);
+
+  // Out of range: the backend refuses it and its message is shown; nothing is saved.
+  await budget.fill('500');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const refused = await statusOf(page);
+  assert.match(refused, /^Token budget must be between 1,000 and 10,000,000 \(got 500\)\.$/, refused);
+  assert.equal(await budget.getAttribute('aria-invalid'), 'true');
+  assert.equal((await requestBackend(page, { type: 'get_settings' })).data.token_budget, saved);
+
+  // Not a whole number: refused before it reaches the backend.
+  await budget.fill('');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const whole = await statusOf(page, { not: [refused] });
+  assert.match(whole, /whole number/i);
+  assert.equal(await budget.getAttribute('aria-invalid'), 'true');
+
+  await budget.fill('50000');
+  await page.getByRole('button', { name: 'Save' }).click();
+  assert.equal(await statusOf(page, { not: [refused, whole] }), 'Saved.');
+  assert.equal(await budget.getAttribute('aria-invalid'), null);
+  assert.equal((await requestBackend(page, { type: 'get_settings' })).data.token_budget, 50000);
+  await page.reload();
+  await waitUntil(async () => (await budget.inputValue()) === '50000', { message: 'the saved budget after a reload' });
+  await page.close();
+});

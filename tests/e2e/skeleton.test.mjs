@@ -176,5 +176,9 @@ test('a run interrupted by a worker stop is resumed and finishes', async () => {
   assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
   assert.ok(done.answerText.includes(answer), `Answer region shows: ${done.answerText}`);
   assert.ok(!done.answerText.includes('never delivered'));
-  assert.equal(llm.chatRequests.length, before + 2, 'the resumed run should call the model exactly once more');
+  assert.equal(
+    llm.chatRequests.length,
+    before + 2,
+    `the resumed run should call the model exactly once more:\n${llm.timeline(before)}`,
+  );
 });

@@ -254,14 +254,24 @@ export async function tabIdOf(context, page) {
   }
 }
 
-/** Sets the provider through the options page UI and waits for "Saved.". */
-export async function configureProvider(context, extId, { baseUrl, model = 'scripted-model', apiKey = '' }) {
+/**
+ * Sets the provider (and, when given, the token budget) through the options page UI and waits
+ * for "Saved.".
+ */
+export async function configureProvider(
+  context,
+  extId,
+  { baseUrl, model = 'scripted-model', apiKey = '', tokenBudget = undefined },
+) {
   const page = await context.newPage();
   try {
     await page.goto(`chrome-extension://${extId}/options.html`);
     await page.getByRole('textbox', { name: 'Base URL' }).fill(baseUrl);
     await page.getByRole('textbox', { name: 'Model' }).fill(model);
     await page.getByLabel('API key').fill(apiKey);
+    if (tokenBudget !== undefined) {
+      await page.getByRole('spinbutton', { name: 'Token budget', exact: true }).fill(String(tokenBudget));
+    }
     await page.getByRole('button', { name: 'Save' }).click();
     const status = page.getByRole('status');
     const text = await waitUntil(

@@ -7,9 +7,13 @@
 // Optional on any reply: delayMs (before answering), usage ({prompt_tokens, completion_tokens}),
 // json: true (answer with a JSON body even when the request asked for a stream).
 // With `stream: true` the reply is SSE (`data: {chunk}` ... `data: [DONE]`), content split into
-// several deltas, tool calls streamed as index/id/name/argument pieces, and usage in a last
-// chunk. An exhausted script answers 500 so that an unexpected call fails the test loudly.
-// Every request is recorded in `requests` ({method, path, headers, body}).
+// `chunks` deltas (default 4) or at the pieces given as `deltas: [...]` (then `content` may be
+// left out: it is their concatenation), tool calls streamed as index/id/name/argument pieces, and usage
+// in a last chunk; `chunkDelayMs` (default 5) is the pause after each SSE chunk. An exhausted
+// script answers 500 so that an unexpected call fails the test loudly.
+// Every request is recorded in `requests` ({method, path, headers, body, at, served}); `at` is
+// the server's Date.now() when the request arrived (before its body was read), `served` what
+// it got ('text', 'tool calls', 'status 429', 'exhausted'; null until chosen).
 
 import { createServer } from 'node:http';
 
@@ -28,6 +32,12 @@ function pieces(text, parts) {
   const out = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   return out;
+}
+
+/** A scripted reply with `content` filled in from `deltas` when only those are given. */
+function normalizeReply(reply) {
+  if (Array.isArray(reply.deltas) && reply.content === undefined) return { ...reply, content: reply.deltas.join('') };
+  return reply;
 }
 
 function toolCallsOf(reply) {
@@ -59,7 +69,7 @@ export class ScriptedOpenAI {
   constructor() {
     /** @type {object[]} replies not consumed yet */
     this.queue = [];
-    /** @type {{method: string, path: string, headers: object, body: any}[]} */
+    /** @type {{method: string, path: string, headers: object, body: any, at: number}[]} */
     this.requests = [];
     this.server = createServer((req, res) => {
       this.route(req, res).catch((err) => {
@@ -96,12 +106,26 @@ export class ScriptedOpenAI {
     return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
   }
 
+  /**
+   * One line per chat request since index `from` (time, what was served, the last user
+   * message), for assertion messages.
+   */
+  timeline(from = 0) {
+    const requests = this.chatRequests;
+    const t0 = requests[from]?.at ?? 0;
+    return requests.slice(from).map((r, i) => {
+      const lastUser = r.body?.messages?.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+      return `#${from + i} +${r.at - t0} ms ${r.served ?? '?'}: ${String(lastUser).slice(0, 60)}`;
+    }).join('\n') || '(no chat requests)';
+  }
+
   async close() {
     for (const socket of this.sockets) socket.destroy();
     await new Promise((done) => this.server.close(() => done()));
   }
 
   async route(req, res) {
+    const at = Date.now();
     const url = new URL(req.url, 'http://127.0.0.1');
     if (req.method === 'OPTIONS') {
       res.writeHead(204, CORS);
@@ -115,7 +139,8 @@ export class ScriptedOpenAI {
     } catch {
       // Keep the raw text: a test will see what arrived.
     }
-    this.requests.push({ method: req.method, path: url.pathname, headers: req.headers, body });
+    const record = { method: req.method, path: url.pathname, headers: req.headers, body, at, served: null };
+    this.requests.push(record);
 
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       sendJson(res, 200, { object: 'list', data: [{ id: MODEL, object: 'model', owned_by: 'tests' }] });
@@ -125,7 +150,9 @@ export class ScriptedOpenAI {
       sendJson(res, 404, { error: { message: `no route for ${req.method} ${url.pathname}`, type: 'not_found' } });
       return;
     }
-    const reply = this.queue.shift();
+    const next = this.queue.shift();
+    const reply = next && normalizeReply(next);
+    record.served = !reply ? 'exhausted' : reply.status ? `status ${reply.status}` : reply.tool_calls ? 'tool calls' : 'text';
     if (!reply) {
       const n = this.chatRequests.length;
       sendJson(res, 500, {
@@ -195,16 +222,18 @@ async function streamReply(res, reply, requestBody) {
   const id = `chatcmpl-${Date.now()}`;
   const created = Math.floor(Date.now() / 1000);
   const model = requestBody?.model || MODEL;
+  const pause = reply.chunkDelayMs ?? 5;
   const send = async (choices, extra = {}) => {
     res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`);
-    await new Promise((done) => setTimeout(done, 5));
+    await new Promise((done) => setTimeout(done, pause));
   };
   const delta = (d, finish = null) => [{ index: 0, delta: d, finish_reason: finish }];
 
   const toolCalls = toolCallsOf(reply);
   await send(delta({ role: 'assistant', content: '' }));
   if (reply.content) {
-    for (const piece of pieces(reply.content, 4)) await send(delta({ content: piece }));
+    const parts = Array.isArray(reply.deltas) ? reply.deltas : pieces(reply.content, reply.chunks ?? 4);
+    for (const piece of parts) await send(delta({ content: piece }));
   }
   for (const call of toolCalls) {
     await send(delta({

@@ -19,6 +19,7 @@ export async function readPopup(popup) {
       state: status?.dataset.state ?? null,
       answer: text(byId('answer-section')),
       answerText: text(byId('answer')),
+      partialBadge: Boolean(text(byId('answer-partial'))),
       error: text(document.querySelector('[role="alert"]')),
       errorMessage: text(byId('error-message')),
       notices: [...document.querySelectorAll('#notices li')].map((li) => li.textContent.trim()),
