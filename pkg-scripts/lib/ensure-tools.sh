@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # Installs the build and test tools when they are missing, each step only if needed and
 # saying what it does. Either source it after common.sh and call the kl_ensure_* functions,
-# or run it: `bash pkg-scripts/lib/ensure-tools.sh build|native|wasm|e2e...` installs what
-# those steps need (test.sh runs it that way, so a failed install fails cleanly).
+# or run it: `bash pkg-scripts/lib/ensure-tools.sh build|native|wasm|e2e|real-model...`
+# installs what those steps need (test.sh runs it that way, so a failed install fails
+# cleanly). real-model adds pip and the local model server's npm packages (lib/local-model.sh).
 #
 # Verified install facts: /work/shared/TOOLCHAIN.md. In short: the wasm32 target via rustup,
 # wasm-bindgen-cli via `cargo install` at exactly the version in Cargo.lock (~4 min to compile),
@@ -160,10 +161,13 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   KL_SCRIPT=${KL_SCRIPT:-ensure-tools}
   # shellcheck source-path=SCRIPTDIR source=common.sh
   source "$(dirname -- "${BASH_SOURCE[0]}")/common.sh"
-  [ $# -gt 0 ] || kl_die "usage: ensure-tools.sh build|native|wasm|e2e..."
+  # shellcheck source-path=SCRIPTDIR source=local-model.sh
+  source "$(dirname -- "${BASH_SOURCE[0]}")/local-model.sh"
+  [ $# -gt 0 ] || kl_die "usage: ensure-tools.sh build|native|wasm|e2e|real-model..."
   for what in "$@"; do
     case "$what" in
       build | e2e) kl_ensure_build_tools ;;
+      real-model) kl_ensure_build_tools; kl_ensure_pip; kl_ensure_local_model_server ;;
       native) kl_ensure_rust_components; kl_ensure_wasm_target ;;
       wasm) kl_ensure_wasm_target; kl_ensure_wasm_bindgen; kl_ensure_node; kl_ensure_chromium ;;
       *) kl_die "unknown tool set: $what" ;;
