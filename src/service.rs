@@ -140,6 +140,14 @@ impl Service {
             )),
             Err(e) => {
                 let mut message = e.to_string();
+                if self.running.borrow().contains_key(session) {
+                    // A run of this worker owns the session: what was read is a write in
+                    // progress, not damage; never set aside a live run's data.
+                    return Err(ApiError::new(
+                        ApiErrorKind::Busy,
+                        "The session is being saved: try again in a moment.",
+                    ));
+                }
                 if matches!(e, StateError::Corrupted(_)) {
                     match state::quarantine(self.ports.sessions.as_ref(), session, now).await {
                         Ok(key) => message.push_str(&format!(" The damaged data was kept under \"{key}\" in the extension's session storage.")),
@@ -164,25 +172,38 @@ impl Service {
         validate_session(session)?;
         let state = self.load_session(session).await?;
         let view = json!(SessionView::of(&state));
-        let run = self
-            .claim(&state)
-            .map(|stop| self.clone().drive(state, stop));
+        let run = if state.status == RunStatus::Running {
+            self.claim(session)
+                .await
+                .map(|(state, stop)| self.clone().drive(state, stop))
+        } else {
+            None
+        };
         Ok((view, run))
     }
 
-    /// Registers a persisted running session as running here; `None` if it is not
-    /// running or already claimed.
-    fn claim(&self, state: &SessionState) -> Option<StopSignal> {
-        if state.status != RunStatus::Running {
-            return None;
-        }
-        let mut running = self.running.borrow_mut();
-        if running.contains_key(&state.session) {
-            return None;
-        }
+    /// Takes over a persisted running session that no run in this worker is driving.
+    ///
+    /// The session is registered as running first and loaded after: a run of this worker
+    /// saves its final state before it leaves the running map, so what is loaded here is
+    /// never a state some run is about to supersede. `None` if it is running here already,
+    /// or no longer running once loaded.
+    async fn claim(&self, session: &str) -> Option<(SessionState, StopSignal)> {
         let stop = StopSignal::new();
-        running.insert(state.session.clone(), stop.clone());
-        Some(stop)
+        {
+            let mut running = self.running.borrow_mut();
+            if running.contains_key(session) {
+                return None;
+            }
+            running.insert(session.to_string(), stop.clone());
+        }
+        match state::load(self.ports.sessions.as_ref(), session).await {
+            Ok(Some(state)) if state.status == RunStatus::Running => Some((state, stop)),
+            _ => {
+                self.running.borrow_mut().remove(session);
+                None
+            }
+        }
     }
 
     /// Runs going on in this worker.
@@ -330,11 +351,7 @@ impl Service {
             if !running {
                 continue;
             }
-            let Ok(Some(state)) = state::load(self.ports.sessions.as_ref(), session).await else {
-                continue;
-            };
-            // Claimed after the load: another trigger may have resumed it meanwhile.
-            if let Some(stop) = self.claim(&state) {
+            if let Some((state, stop)) = self.claim(session).await {
                 runs.push(self.clone().drive(state, stop));
             }
         }

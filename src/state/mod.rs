@@ -410,13 +410,6 @@ pub async fn save(store: &dyn StateStore, state: &mut SessionState) -> Result<()
     let same_run = previous.run_id == run && previous.entries <= state.trajectory.len();
     let mut items = Vec::new();
     if !same_run {
-        if previous.run_id != 0 {
-            let mut stale: Vec<String> = (0..previous.entries)
-                .map(|i| entry_key(&session, previous.run_id, i))
-                .collect();
-            stale.push(page_key(&session, previous.run_id));
-            store.remove(stale).await?;
-        }
         if let Some(page) = &state.page {
             items.push((page_key(&session, run), page.text.clone()));
         }
@@ -429,11 +422,21 @@ pub async fn save(store: &dyn StateStore, state: &mut SessionState) -> Result<()
         ));
     }
     items.push((session_key(&session), encode_head(state)));
+    // The new head and its entries are written in one call before the previous run's
+    // entries go, so a reader sees either the old head with all its entries or the new one.
     store.set(items).await?;
     state.saved = Saved {
         run_id: run,
         entries: state.trajectory.len(),
     };
+    if !same_run && previous.run_id != 0 && previous.run_id != run {
+        let mut stale: Vec<String> = (0..previous.entries)
+            .map(|i| entry_key(&session, previous.run_id, i))
+            .collect();
+        stale.push(page_key(&session, previous.run_id));
+        // Best effort: leftovers are only space, and go with the session's other keys.
+        let _ignored = store.remove(stale).await;
+    }
     Ok(())
 }
 
