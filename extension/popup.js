@@ -11,17 +11,19 @@ const el = Object.fromEntries(
   [
     'page', 'ask-form', 'question', 'max-steps', 'ask', 'stop', 'status', 'tokens', 'error',
     'error-message', 'error-options', 'notices', 'history', 'turns', 'answer-section', 'asked',
-    'answer', 'answer-empty', 'answer-partial', 'export', 'open-options',
+    'answer', 'answer-empty', 'answer-partial', 'export', 'open-options', 'input-request',
+    'input-question', 'input-form', 'input-answer', 'input-send',
   ].map((id) => [id, document.getElementById(id)]),
 );
 
-const TERMINAL = new Set(['completed', 'stopped', 'failed']);
+const TERMINAL = new Set(['completed', 'stopped', 'failed', 'timed_out']);
 
 const PHASE_LABELS = {
   thinking: 'Thinking',
   executing: 'Using a tool',
   analyzing: 'Analyzing',
   synthesizing: 'Writing the answer',
+  awaiting_input: 'Waiting for your answer',
 };
 
 /** Error kinds for which the fix is usually in the provider settings. */
@@ -42,6 +44,10 @@ const state = {
   /** @type {{kind: string, message: string}|null} */ requestError: null,
   /** Snapshots rendered so far (exposed as data-snapshots, handy when debugging reconnects). */
   snapshots: 0,
+  /** Request ids of questions this popup has acknowledged showing (once each). */
+  acknowledged: new Set(),
+  /** The answer being sent, for the question with this request id. */
+  /** @type {string|null} */ sendingAnswerFor: null,
 };
 
 function emptyView(session) {
@@ -58,6 +64,7 @@ function emptyView(session) {
     partial: false,
     error: null,
     notices: [],
+    pending_input: null,
     page: null,
     turns: [],
     tool: null,
@@ -167,8 +174,21 @@ function applyEvent(view, event) {
     case 'failed':
       Object.assign(view, { status: 'failed', error: event.error ?? null, answer: event.answer ?? view.answer });
       break;
+    case 'timed_out':
+      Object.assign(view, { status: 'timed_out', error: event.error ?? null, answer: event.answer ?? view.answer });
+      break;
+    case 'awaiting_input':
+      view.phase = 'awaiting_input';
+      view.tool = null;
+      view.pending_input = { request_id: event.request_id, question: event.question ?? '', acknowledged: false };
+      break;
     default:
       break;
+  }
+  if (view.pending_input && event.type !== 'awaiting_input' && event.type !== 'notice'
+      && event.type !== 'budget_warning') {
+    // Anything else the run does means the question is no longer waiting.
+    view.pending_input = null;
   }
   if (TERMINAL.has(view.status) && TERMINAL.has(event.type)) {
     view.phase = null;
@@ -351,6 +371,8 @@ function statusText(view) {
       return `Stopped after ${plural(view.step, 'step')}.`;
     case 'failed':
       return 'The run failed.';
+    case 'timed_out':
+      return 'Ended: the question to you went unanswered.';
     default:
       return state.connected ? 'Ready.' : 'Reconnecting…';
   }
@@ -380,11 +402,13 @@ function renderTokens(view) {
 }
 
 function renderError(view) {
-  const error = state.requestError ?? (view.status === 'failed' ? view.error : null);
+  const runError = view.status === 'failed' || view.status === 'timed_out' ? view.error : null;
+  const error = state.requestError ?? runError;
   el.error.hidden = !error;
   if (!error) return;
   el['error-message'].textContent = error.message || 'The run failed.';
-  const settingsRelated = view.status === 'failed' || SETTINGS_KINDS.has(error.kind);
+  const settingsRelated = (view.status === 'failed' || SETTINGS_KINDS.has(error.kind))
+    && error.kind !== 'input_timeout';
   el['error-options'].hidden = !settingsRelated || error.kind === 'busy' || error.kind === 'disconnected';
 }
 
@@ -431,13 +455,68 @@ function renderAnswer(view) {
         : 'Ask a question to get an answer grounded in this page.';
     } else if (view.status === 'failed') {
       placeholder = 'No answer: the run failed.';
-    } else if (view.status === 'stopped' || view.status === 'completed') {
+    } else if (TERMINAL.has(view.status)) {
       placeholder = 'No answer.';
     }
   }
   el['answer-empty'].textContent = placeholder;
   el['answer-empty'].hidden = !placeholder;
   el['answer-partial'].hidden = !(view.partial && view.answer && TERMINAL.has(view.status));
+}
+
+/**
+ * The model's question to the user: shown with an answer box, and acknowledged to the
+ * worker once per request id (the run's first timeout stops when a UI has shown it).
+ */
+function renderInputRequest(view) {
+  const pending = view.status === 'running' ? view.pending_input : null;
+  const wasHidden = el['input-request'].hidden;
+  el['input-request'].hidden = !pending;
+  if (!pending) return;
+  el['input-question'].textContent = pending.question;
+  const sending = state.sendingAnswerFor === pending.request_id;
+  el['input-answer'].disabled = sending;
+  el['input-send'].disabled = sending;
+  if (wasHidden) el['input-answer'].focus();
+  if (!state.acknowledged.has(pending.request_id) && state.connected) {
+    state.acknowledged.add(pending.request_id);
+    connection
+      .request('ack_input', { session: state.session, request_id: pending.request_id })
+      .catch((err) => {
+        // Not shown to the worker after all: try again on the next render.
+        state.acknowledged.delete(pending.request_id);
+        console.warn('KnowledgeLens: could not acknowledge the question:', err);
+      });
+  }
+}
+
+async function sendAnswer() {
+  const pending = state.view?.pending_input;
+  if (!pending || state.sendingAnswerFor) return;
+  const answer = el['input-answer'].value.trim();
+  if (!answer) {
+    showRequestError({ kind: 'bad_request', message: 'Type an answer first.' });
+    el['input-answer'].focus();
+    return;
+  }
+  state.sendingAnswerFor = pending.request_id;
+  state.requestError = null;
+  render();
+  try {
+    await connection.request('answer_input', {
+      session: state.session,
+      request_id: pending.request_id,
+      answer,
+    });
+    el['input-answer'].value = '';
+    if (state.view?.pending_input?.request_id === pending.request_id) state.view.pending_input = null;
+  } catch (err) {
+    showRequestError(err);
+    if (err?.kind === 'not_found') void refresh();
+  } finally {
+    state.sendingAnswerFor = null;
+    render();
+  }
 }
 
 function render() {
@@ -454,6 +533,7 @@ function render() {
   renderNotices(view);
   renderTurns(view);
   renderAnswer(view);
+  renderInputRequest(view);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -494,6 +574,10 @@ el.question.addEventListener('input', () => {
   }
 });
 el.stop.addEventListener('click', () => void stop());
+el['input-form'].addEventListener('submit', (event) => {
+  event.preventDefault();
+  void sendAnswer();
+});
 el.export.addEventListener('click', () => void exportTrajectory());
 el['open-options'].addEventListener('click', openOptions);
 el['error-options'].addEventListener('click', openOptions);

@@ -31,6 +31,8 @@ struct RawRequest {
     tab_id: Option<i64>,
     max_steps: Option<u32>,
     settings: Option<Settings>,
+    request_id: Option<String>,
+    answer: Option<String>,
 }
 
 impl Request {
@@ -44,6 +46,13 @@ impl Request {
             raw.session.clone().ok_or_else(|| {
                 bad(format!(
                     "Unreadable request: \"{kind}\" needs a \"session\"."
+                ))
+            })
+        };
+        let request_id = || {
+            raw.request_id.clone().ok_or_else(|| {
+                bad(format!(
+                    "Unreadable request: \"{kind}\" needs a \"request_id\"."
                 ))
             })
         };
@@ -64,6 +73,17 @@ impl Request {
             },
             "export" => Command::Export {
                 session: session()?,
+            },
+            "ack_input" => Command::AckInput {
+                session: session()?,
+                request_id: request_id()?,
+            },
+            "answer_input" => Command::AnswerInput {
+                session: session()?,
+                request_id: request_id()?,
+                answer: raw.answer.clone().ok_or_else(|| {
+                    bad("Unreadable request: \"answer_input\" needs an \"answer\".".into())
+                })?,
             },
             "get_settings" => Command::GetSettings,
             "save_settings" => Command::SaveSettings {
@@ -112,6 +132,22 @@ pub enum Command {
     Export {
         /// Session key.
         session: String,
+    },
+    /// The UI showed the run's question to the user (`request_input`).
+    AckInput {
+        /// Session key.
+        session: String,
+        /// The question's id.
+        request_id: String,
+    },
+    /// The user's answer to the run's question.
+    AnswerInput {
+        /// Session key.
+        session: String,
+        /// The question's id.
+        request_id: String,
+        /// The answer.
+        answer: String,
     },
     /// Read the settings.
     GetSettings,
@@ -314,8 +350,22 @@ pub struct SessionView {
     pub trajectory_len: usize,
     /// The trajectory, summarized for display (long texts cut).
     pub steps: Vec<StepView>,
+    /// The question the run is waiting for the user to answer.
+    #[serde(default)]
+    pub pending_input: Option<PendingInputView>,
     /// Last change (ms).
     pub updated_at: u64,
+}
+
+/// A question from the run to the user, as the popup shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingInputView {
+    /// Send it back with the acknowledgement and the answer.
+    pub request_id: String,
+    /// The question.
+    pub question: String,
+    /// Whether a UI has acknowledged showing it.
+    pub acknowledged: bool,
 }
 
 impl SessionView {
@@ -327,6 +377,7 @@ impl SessionView {
             (Some(Next::Act { call }), true) => (Some("executing"), Some(call.name.clone())),
             (Some(Next::Observe), true) => (Some("analyzing"), None),
             (Some(Next::Synthesize { .. }), true) => (Some("synthesizing"), None),
+            (Some(Next::AwaitInput), true) => (Some("awaiting_input"), None),
             _ => (None, None),
         };
         Self {
@@ -355,6 +406,13 @@ impl SessionView {
             turns: state.turns.clone(),
             trajectory_len: state.trajectory.len(),
             steps: state.trajectory.iter().map(StepView::of).collect(),
+            pending_input: state.pending_input.as_ref().filter(|_| running).map(|p| {
+                PendingInputView {
+                    request_id: p.request_id.clone(),
+                    question: p.question.clone(),
+                    acknowledged: p.acknowledged_at.is_some(),
+                }
+            }),
             updated_at: state.updated_at,
         }
     }

@@ -10,9 +10,8 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use serde_json::{json, Value};
 
-use crate::agent::config::RunConfig;
 use crate::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
-use crate::agent::{Engine, StopSignal};
+use crate::agent::{Engine, Inbox, InputMessage, StopSignal};
 use crate::ports::{Clock, EventSink, LlmClient, PageReader, StateStore};
 use crate::protocol::{validate_session, ApiError, ApiErrorKind, Command, Request, SessionView};
 use crate::settings::Settings;
@@ -48,11 +47,18 @@ pub struct Ports {
 /// A run to drive to its end (spawn it).
 pub type RunFuture = LocalBoxFuture<'static, ()>;
 
+/// What the UI handler holds of a run going on in this worker.
+#[derive(Clone, Default)]
+struct RunHandle {
+    stop: StopSignal,
+    inbox: Inbox,
+}
+
 /// The worker's logic.
 pub struct Service {
     ports: Ports,
     tools: ToolBox,
-    running: RefCell<HashMap<String, StopSignal>>,
+    running: RefCell<HashMap<String, RunHandle>>,
     closed_tabs: RefCell<HashSet<String>>,
 }
 
@@ -91,6 +97,21 @@ impl Service {
             },
             Command::Stop { session } => (self.stop(&session), None),
             Command::Export { session } => (self.export(&session).await, None),
+            Command::AckInput {
+                session,
+                request_id,
+            } => match self.ack_input(&session, request_id).await {
+                Ok((view, run)) => (Ok(view), run),
+                Err(e) => (Err(e), None),
+            },
+            Command::AnswerInput {
+                session,
+                request_id,
+                answer,
+            } => match self.answer_input(&session, request_id, &answer).await {
+                Ok((view, run)) => (Ok(view), run),
+                Err(e) => (Err(e), None),
+            },
             Command::GetSettings => (self.get_settings().await, None),
             Command::SaveSettings { settings } => (self.save_settings(settings).await, None),
         }
@@ -175,7 +196,7 @@ impl Service {
         let run = if state.status == RunStatus::Running {
             self.claim(session)
                 .await
-                .map(|(state, stop)| self.clone().drive(state, stop))
+                .map(|(state, handle)| self.clone().drive(state, handle))
         } else {
             None
         };
@@ -188,17 +209,17 @@ impl Service {
     /// saves its final state before it leaves the running map, so what is loaded here is
     /// never a state some run is about to supersede. `None` if it is running here already,
     /// or no longer running once loaded.
-    async fn claim(&self, session: &str) -> Option<(SessionState, StopSignal)> {
-        let stop = StopSignal::new();
+    async fn claim(&self, session: &str) -> Option<(SessionState, RunHandle)> {
+        let handle = RunHandle::default();
         {
             let mut running = self.running.borrow_mut();
             if running.contains_key(session) {
                 return None;
             }
-            running.insert(session.to_string(), stop.clone());
+            running.insert(session.to_string(), handle.clone());
         }
         match state::load(self.ports.sessions.as_ref(), session).await {
-            Ok(Some(state)) if state.status == RunStatus::Running => Some((state, stop)),
+            Ok(Some(state)) if state.status == RunStatus::Running => Some((state, handle)),
             _ => {
                 self.running.borrow_mut().remove(session);
                 None
@@ -277,12 +298,7 @@ impl Service {
             },
             None => None,
         };
-        let config = RunConfig {
-            max_steps: max_steps.unwrap_or(RunConfig::default().max_steps),
-            token_budget: settings.token_budget,
-            stream: settings.stream,
-            ..RunConfig::default()
-        };
+        let config = settings.run_config(max_steps);
         // Re-check: reading the page yielded to other requests.
         if self.running.borrow().contains_key(session) {
             return Err(ApiError::new(
@@ -292,21 +308,21 @@ impl Service {
         }
         state.begin_run(question, page, config, self.ports.clock.now_ms());
         state.notices = notices;
-        let stop = StopSignal::new();
+        let handle = RunHandle::default();
         self.running
             .borrow_mut()
-            .insert(session.to_string(), stop.clone());
+            .insert(session.to_string(), handle.clone());
         if let Err(e) = state::save(self.ports.sessions.as_ref(), &mut state).await {
             state.notices.push(format!(
                 "Could not save this session ({e}); the run continues in memory."
             ));
         }
         let view = json!(SessionView::of(&state));
-        let run = self.clone().drive(state, stop);
+        let run = self.clone().drive(state, handle);
         Ok((view, run))
     }
 
-    fn drive(self: Rc<Self>, mut state: SessionState, stop: StopSignal) -> RunFuture {
+    fn drive(self: Rc<Self>, mut state: SessionState, handle: RunHandle) -> RunFuture {
         async move {
             // The provider as configured now (a resumed run uses the current settings; the
             // run's bounds and budget come from its own snapshot).
@@ -320,8 +336,9 @@ impl Service {
                 self.ports.events.as_ref(),
                 self.ports.sessions.as_ref(),
                 &self.tools,
-                stop,
-            );
+                handle.stop,
+            )
+            .with_inbox(handle.inbox);
             engine.drive(&mut state).await;
             self.running.borrow_mut().remove(&state.session);
             if self.closed_tabs.borrow_mut().remove(&state.session) {
@@ -351,16 +368,104 @@ impl Service {
             if !running {
                 continue;
             }
-            if let Some((state, stop)) = self.claim(session).await {
-                runs.push(self.clone().drive(state, stop));
+            if let Some((state, handle)) = self.claim(session).await {
+                runs.push(self.clone().drive(state, handle));
             }
         }
         runs
     }
 
+    /// The id of the question `session`'s run is waiting on, from its head record.
+    async fn pending_request(&self, session: &str) -> Result<Option<String>, ApiError> {
+        let text = self
+            .ports
+            .sessions
+            .get(&state::session_key(session))
+            .await
+            .map_err(|e| {
+                ApiError::new(
+                    ApiErrorKind::Storage,
+                    format!("Could not read the session: {e}"),
+                )
+            })?;
+        Ok(text
+            .and_then(|t| state::decode_head(&t).ok())
+            .filter(|(s, _)| s.status == RunStatus::Running)
+            .and_then(|(s, _)| s.pending_input)
+            .map(|p| p.request_id))
+    }
+
+    /// Hands `message` to the session's run, resuming the run here first if the worker
+    /// was restarted since the question was asked.
+    async fn deliver(self: &Rc<Self>, session: &str, message: InputMessage) -> Option<RunFuture> {
+        let live = self.running.borrow().get(session).map(|h| h.inbox.clone());
+        if let Some(inbox) = live {
+            inbox.push(message);
+            return None;
+        }
+        let (state, handle) = self.claim(session).await?;
+        handle.inbox.push(message);
+        Some(self.clone().drive(state, handle))
+    }
+
+    /// The UI showed the question: its first timeout no longer applies. An unknown or
+    /// stale id changes nothing; a second acknowledgement is harmless.
+    async fn ack_input(
+        self: &Rc<Self>,
+        session: &str,
+        request_id: String,
+    ) -> Result<(Value, Option<RunFuture>), ApiError> {
+        validate_session(session)?;
+        if self.pending_request(session).await?.as_deref() != Some(request_id.as_str()) {
+            return Ok((json!({ "acknowledged": false }), None));
+        }
+        let at_ms = self.ports.clock.now_ms();
+        let run = self
+            .deliver(session, InputMessage::Ack { request_id, at_ms })
+            .await;
+        Ok((json!({ "acknowledged": true }), run))
+    }
+
+    /// The user's answer to the question the run is waiting on.
+    async fn answer_input(
+        self: &Rc<Self>,
+        session: &str,
+        request_id: String,
+        answer: &str,
+    ) -> Result<(Value, Option<RunFuture>), ApiError> {
+        validate_session(session)?;
+        let text = answer.trim();
+        if text.is_empty() {
+            return Err(ApiError::new(
+                ApiErrorKind::BadRequest,
+                "Type an answer first.",
+            ));
+        }
+        if text.chars().count() > MAX_QUESTION_CHARS {
+            return Err(ApiError::new(
+                ApiErrorKind::BadRequest,
+                format!("The answer is too long (more than {MAX_QUESTION_CHARS} characters)."),
+            ));
+        }
+        if self.pending_request(session).await?.as_deref() != Some(request_id.as_str()) {
+            return Err(ApiError::new(
+                ApiErrorKind::NotFound,
+                "That question is no longer waiting for an answer (it was answered, timed out, or the run was stopped).",
+            ));
+        }
+        let at_ms = self.ports.clock.now_ms();
+        let message = InputMessage::Answer {
+            request_id,
+            text: text.to_string(),
+            at_ms,
+        };
+        let run = self.deliver(session, message).await;
+        Ok((json!({ "accepted": true }), run))
+    }
+
     fn stop(&self, session: &str) -> Result<Value, ApiError> {
         validate_session(session)?;
-        let signal = self.running.borrow().get(session).cloned();
+        let signal = self.running.borrow().get(session).map(|h| h.stop.clone());
         if let Some(s) = &signal {
             s.raise();
         }

@@ -9,6 +9,8 @@ use crate::ports::{StateStore, StoreError};
 
 /// Storage key of the settings record.
 pub const SETTINGS_KEY: &str = "settings";
+/// Longest question timeout a setting may ask for (one day, in seconds).
+pub const MAX_INPUT_TIMEOUT_SECS: u64 = 86_400;
 /// Schema version of the settings record.
 pub const SETTINGS_VERSION: u32 = 1;
 /// The default base URL: Ollama's OpenAI-compatible endpoint.
@@ -41,6 +43,10 @@ pub struct Settings {
     pub stream: bool,
     /// Token budget per run.
     pub token_budget: u64,
+    /// How long a question from the agent may wait to be shown (s; default 300).
+    pub input_ack_timeout_secs: u64,
+    /// How long a shown question may wait for the answer (s; default 0 = no limit).
+    pub input_answer_timeout_secs: u64,
 }
 
 impl Default for Settings {
@@ -53,6 +59,8 @@ impl Default for Settings {
             api_key: String::new(),
             stream: true,
             token_budget: RunConfig::default().token_budget,
+            input_ack_timeout_secs: RunConfig::default().input_ack_timeout_ms / 1000,
+            input_answer_timeout_secs: RunConfig::default().input_answer_timeout_ms / 1000,
         }
     }
 }
@@ -95,7 +103,32 @@ impl Settings {
                 self.token_budget
             )));
         }
+        if !(1..=MAX_INPUT_TIMEOUT_SECS).contains(&self.input_ack_timeout_secs) {
+            return Err(InvalidSettings(format!(
+                "The time a question may wait to be shown must be between 1 and {MAX_INPUT_TIMEOUT_SECS} seconds (got {}).",
+                self.input_ack_timeout_secs
+            )));
+        }
+        if self.input_answer_timeout_secs > MAX_INPUT_TIMEOUT_SECS {
+            return Err(InvalidSettings(format!(
+                "The time a question may wait for your answer must be at most {MAX_INPUT_TIMEOUT_SECS} seconds, or 0 for no limit (got {}).",
+                self.input_answer_timeout_secs
+            )));
+        }
         Ok(self)
+    }
+
+    /// The run bounds these settings give a new run.
+    pub fn run_config(&self, max_steps: Option<u32>) -> RunConfig {
+        let defaults = RunConfig::default();
+        RunConfig {
+            max_steps: max_steps.unwrap_or(defaults.max_steps),
+            token_budget: self.token_budget,
+            stream: self.stream,
+            input_ack_timeout_ms: self.input_ack_timeout_secs.saturating_mul(1000),
+            input_answer_timeout_ms: self.input_answer_timeout_secs.saturating_mul(1000),
+            ..defaults
+        }
     }
 
     /// Loads the settings; defaults when none are saved or the record is unreadable.

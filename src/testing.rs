@@ -5,6 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
+use std::task::{Poll, Waker};
 
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
@@ -261,25 +262,41 @@ impl StateStore for MemoryStore {
     }
 }
 
-/// A clock that only moves when told to, or when something sleeps (instantly).
-#[derive(Default)]
+/// A clock that moves only when told. By default a sleep passes at once (time jumps
+/// forward by its length); a [`ManualClock::held`] clock keeps sleeps pending until
+/// [`ManualClock::advance`] reaches their end, for tests that act while a run waits.
 pub struct ManualClock {
-    now: Cell<u64>,
+    now: Rc<Cell<u64>>,
+    held: bool,
+    sleepers: Rc<RefCell<Vec<Waker>>>,
     /// Every sleep requested, in ms.
     pub sleeps: RefCell<Vec<u64>>,
 }
 
 impl ManualClock {
-    /// A clock at `start_ms`.
+    /// A clock at `start_ms` whose sleeps pass at once.
     pub fn new(start_ms: u64) -> Rc<Self> {
         Rc::new(Self {
-            now: Cell::new(start_ms),
+            now: Rc::new(Cell::new(start_ms)),
+            held: false,
+            sleepers: Rc::default(),
             sleeps: RefCell::new(Vec::new()),
         })
     }
-    /// Moves time forward.
+    /// A clock at `start_ms` whose sleeps wait for [`ManualClock::advance`].
+    pub fn held(start_ms: u64) -> Rc<Self> {
+        Rc::new(Self {
+            now: Rc::new(Cell::new(start_ms)),
+            held: true,
+            sleepers: Rc::default(),
+            sleeps: RefCell::new(Vec::new()),
+        })
+    }
+    /// Moves time forward (and wakes sleeps that are due).
     pub fn advance(&self, ms: u64) {
         self.now.set(self.now.get() + ms);
+        let sleepers = std::mem::take(&mut *self.sleepers.borrow_mut());
+        sleepers.into_iter().for_each(Waker::wake);
     }
 }
 
@@ -289,8 +306,21 @@ impl Clock for ManualClock {
     }
     fn sleep(&self, ms: u64) -> LocalBoxFuture<'static, ()> {
         self.sleeps.borrow_mut().push(ms);
-        self.now.set(self.now.get() + ms);
-        future::ready(()).boxed_local()
+        if !self.held {
+            self.now.set(self.now.get() + ms);
+            return future::ready(()).boxed_local();
+        }
+        let (now, sleepers) = (self.now.clone(), self.sleepers.clone());
+        let until = now.get().saturating_add(ms);
+        future::poll_fn(move |cx| {
+            if now.get() >= until {
+                Poll::Ready(())
+            } else {
+                sleepers.borrow_mut().push(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .boxed_local()
     }
 }
 

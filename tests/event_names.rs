@@ -45,6 +45,17 @@ fn all_kinds() -> Vec<EventKind> {
             },
             answer: String::new(),
         },
+        EventKind::AwaitingInput {
+            request_id: "1-2-3".into(),
+            question: "Which one?".into(),
+        },
+        EventKind::TimedOut {
+            error: ErrorInfo {
+                kind: "input_timeout".into(),
+                message: "m".into(),
+            },
+            answer: String::new(),
+        },
     ]
 }
 
@@ -82,7 +93,9 @@ fn event_names_are_frozen() {
             "notice",
             "stopped",
             "completed",
-            "failed"
+            "failed",
+            "awaiting_input",
+            "timed_out"
         ]
     );
 }
@@ -130,6 +143,7 @@ fn session_view_fields_are_frozen() {
             "notices",
             "page",
             "partial",
+            "pending_input",
             "phase",
             "question",
             "session",

@@ -31,6 +31,11 @@ pub struct RunConfig {
     pub page_excerpt_chars: usize,
     /// Highest tool risk level the run permits.
     pub permitted_risk: Risk,
+    /// How long a question to the user (`request_input`) may wait for the UI to show it
+    /// (ms; default 300,000; 0 = no limit).
+    pub input_ack_timeout_ms: u64,
+    /// How long a shown question may wait for the answer (ms; default 0 = no limit).
+    pub input_answer_timeout_ms: u64,
 }
 
 impl Default for RunConfig {
@@ -47,6 +52,8 @@ impl Default for RunConfig {
             constrained_output: true,
             page_excerpt_chars: 6_000,
             permitted_risk: Risk::Medium,
+            input_ack_timeout_ms: 300_000,
+            input_answer_timeout_ms: 0,
         }
     }
 }

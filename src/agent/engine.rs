@@ -11,15 +11,19 @@ use futures::future::{self, Either};
 
 use crate::agent::control;
 use crate::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
+use crate::agent::input::{Inbox, InputMessage, REQUEST_INPUT};
 use crate::agent::prompts;
 use crate::agent::trajectory::{ErrorInfo, Item};
 use crate::llm::{
     estimate_request_tokens, estimate_tokens, ChatRequest, ChatResponse, LlmError, ToolCall, Usage,
 };
 use crate::ports::{Clock, EventSink, LlmClient, StateStore, StoreError};
-use crate::state::{self, Next, RunStatus, SessionState, SynthesisReason};
+use crate::state::{self, Next, PendingInput, RunStatus, SessionState, SynthesisReason};
 use crate::tools::parse;
-use crate::tools::{CallCounts, Policy, ToolBox, ToolContext, ToolError};
+use crate::tools::{
+    decode_args, CallCounts, Policy, RequestInputArgs, ToolBox, ToolContext, ToolError,
+    ToolErrorKind,
+};
 
 /// A stop request shared between the UI handler and a running engine. [`StopSignal::wait`]
 /// resolves when it is raised, so an in-flight model call can be abandoned at once.
@@ -92,6 +96,8 @@ pub struct Engine<'a> {
     pub tools: &'a ToolBox,
     /// Stop requests.
     pub stop: StopSignal,
+    /// Acknowledgements and answers for `request_input`.
+    pub inbox: Inbox,
     storage_warned: Cell<bool>,
     compaction_noted: Cell<bool>,
     /// The terminal event, emitted only once the final state is saved.
@@ -115,10 +121,18 @@ impl<'a> Engine<'a> {
             store,
             tools,
             stop,
+            inbox: Inbox::new(),
             storage_warned: Cell::new(false),
             compaction_noted: Cell::new(false),
             terminal: RefCell::new(None),
         }
+    }
+
+    /// The engine, taking `request_input` messages from `inbox`.
+    #[must_use]
+    pub fn with_inbox(mut self, inbox: Inbox) -> Self {
+        self.inbox = inbox;
+        self
     }
 
     fn emit(&self, state: &SessionState, kind: EventKind) {
@@ -193,7 +207,9 @@ impl<'a> Engine<'a> {
         }
         while state.status == RunStatus::Running {
             let next = state.next.clone().unwrap_or(Next::Reason);
-            if self.stop.is_raised() && !matches!(next, Next::Synthesize { .. }) {
+            // A pending question hears the Stop itself (its tool call gets a result first).
+            if self.stop.is_raised() && !matches!(next, Next::Synthesize { .. } | Next::AwaitInput)
+            {
                 self.set_next(
                     state,
                     Next::Synthesize {
@@ -207,6 +223,7 @@ impl<'a> Engine<'a> {
                 Next::Act { call } => self.act(state, call).await,
                 Next::Observe => self.observe(state).await,
                 Next::Synthesize { why } => self.synthesize(state, why).await,
+                Next::AwaitInput => self.await_input(state).await,
             }
             self.persist(state).await;
             if let Some(kind) = self.terminal.borrow_mut().take() {
@@ -324,6 +341,9 @@ impl<'a> Engine<'a> {
         {
             return self.tool_done(state, &call, Err(refused));
         }
+        if call.name == REQUEST_INPUT {
+            return self.ask_user(state, call);
+        }
         if side_effects {
             // Record the intent before acting.
             state.attempts = 1;
@@ -406,6 +426,124 @@ impl<'a> Engine<'a> {
             },
         );
         self.set_next(state, Next::Observe);
+    }
+
+    /// `request_input`: the question becomes pending and the run waits for the answer.
+    fn ask_user(&self, state: &mut SessionState, call: ToolCall) {
+        let question = decode_args::<RequestInputArgs>(&call.arguments)
+            .and_then(|args| args.checked_question());
+        let question = match question {
+            Ok(q) => q,
+            Err(err) => return self.tool_done(state, &call, Err(err)),
+        };
+        let now = self.clock.now_ms();
+        let after = |ms: u64| (ms > 0).then(|| now.saturating_add(ms));
+        state.pending_input = Some(PendingInput {
+            request_id: format!("{}-{}-{}", state.run_id, state.step, state.trajectory.len()),
+            call,
+            question,
+            asked_at: now,
+            ack_deadline: after(state.config.input_ack_timeout_ms),
+            acknowledged_at: None,
+            answer_deadline: None,
+        });
+        self.set_next(state, Next::AwaitInput);
+    }
+
+    /// Waits for the answer to the pending question: acknowledgements move it from the
+    /// first deadline to the second, the answer becomes the tool result, Stop ends the
+    /// wait, and a deadline passing ends the run as timed out.
+    async fn await_input(&self, state: &mut SessionState) {
+        let Some(mut pending) = state.pending_input.clone() else {
+            return self.set_next(state, Next::Reason);
+        };
+        self.emit(
+            state,
+            EventKind::AwaitingInput {
+                request_id: pending.request_id.clone(),
+                question: pending.question.clone(),
+            },
+        );
+        loop {
+            for message in self.inbox.take() {
+                match message {
+                    InputMessage::Ack { request_id, at_ms }
+                        if request_id == pending.request_id
+                            && pending.acknowledged_at.is_none()
+                            && pending.ack_deadline.is_none_or(|d| at_ms < d) =>
+                    {
+                        pending.acknowledged_at = Some(at_ms);
+                        let wait = state.config.input_answer_timeout_ms;
+                        pending.answer_deadline = (wait > 0).then(|| at_ms.saturating_add(wait));
+                        state.pending_input = Some(pending.clone());
+                        self.persist(state).await;
+                    }
+                    InputMessage::Answer {
+                        request_id,
+                        text,
+                        at_ms,
+                    } if request_id == pending.request_id
+                        && pending.deadline().is_none_or(|d| at_ms < d) =>
+                    {
+                        state.pending_input = None;
+                        let answer = format!("The user answered: {}", text.trim());
+                        return self.tool_done(state, &pending.call, Ok(answer));
+                    }
+                    // Another question's id, a second acknowledgement, or too late: nothing.
+                    _ => {}
+                }
+            }
+            if self.stop.is_raised() {
+                state.pending_input = None;
+                let err = ToolError::new(
+                    ToolErrorKind::Permission,
+                    "the user stopped the run instead of answering",
+                );
+                return self.tool_done(state, &pending.call, Err(err));
+            }
+            let now = self.clock.now_ms();
+            let deadline = pending.deadline();
+            if let Some(deadline) = deadline.filter(|d| now >= *d) {
+                return self.input_timed_out(state, &pending, deadline);
+            }
+            let timer = match deadline {
+                Some(d) => Either::Left(self.clock.sleep(d - now)),
+                None => Either::Right(future::pending::<()>()),
+            };
+            let woken = future::select(Box::pin(self.inbox.wait()), Box::pin(self.stop.wait()));
+            future::select(woken, timer).await;
+        }
+    }
+
+    fn input_timed_out(&self, state: &mut SessionState, pending: &PendingInput, deadline: u64) {
+        let message = match pending.acknowledged_at {
+            Some(shown) => format!(
+                "No answer to the question \"{}\" came within {} s of it being shown, so the run ended with what it had. Ask again to continue.",
+                pending.question,
+                deadline.saturating_sub(shown).div_ceil(1000)
+            ),
+            None => format!(
+                "KnowledgeLens asked \"{}\" but nothing showed the question within {} s (open the popup to see questions), so the run ended with what it had. Ask again to continue.",
+                pending.question,
+                deadline.saturating_sub(pending.asked_at).div_ceil(1000)
+            ),
+        };
+        let error = ErrorInfo {
+            kind: "input_timeout".into(),
+            message,
+        };
+        state.pending_input = None;
+        self.record(
+            state,
+            Item::ToolResult {
+                call_id: pending.call.id.clone(),
+                name: pending.call.name.clone(),
+                ok: false,
+                content: error.message.clone(),
+            },
+        );
+        let best = self.best_answer(state);
+        self.finish(state, RunStatus::TimedOut, best, true, Some(error));
     }
 
     async fn observe(&self, state: &mut SessionState) {
@@ -542,6 +680,10 @@ impl<'a> Engine<'a> {
             (RunStatus::Failed, Some(error)) => {
                 state.error = Some(error.clone());
                 EventKind::Failed { error, answer }
+            }
+            (RunStatus::TimedOut, Some(error)) => {
+                state.error = Some(error.clone());
+                EventKind::TimedOut { error, answer }
             }
             (RunStatus::Stopped, _) => EventKind::Stopped { answer },
             _ => EventKind::Completed { answer, partial },

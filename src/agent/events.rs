@@ -88,6 +88,20 @@ pub enum EventKind {
         /// The best partial answer (may be empty).
         answer: String,
     },
+    /// The model asked the user a question; the run waits for the answer.
+    AwaitingInput {
+        /// Names the question in the acknowledgement and the answer.
+        request_id: String,
+        /// The question.
+        question: String,
+    },
+    /// A question to the user went unseen or unanswered too long; the run ended.
+    TimedOut {
+        /// Which wait ran out.
+        error: ErrorInfo,
+        /// The best partial answer (may be empty).
+        answer: String,
+    },
 }
 
 impl EventKind {
@@ -109,6 +123,8 @@ impl EventKind {
             Self::Stopped { .. } => "stopped",
             Self::Completed { .. } => "completed",
             Self::Failed { .. } => "failed",
+            Self::AwaitingInput { .. } => "awaiting_input",
+            Self::TimedOut { .. } => "timed_out",
         }
     }
 }

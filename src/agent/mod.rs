@@ -6,7 +6,9 @@ pub mod config;
 pub mod control;
 pub mod engine;
 pub mod events;
+pub mod input;
 pub mod prompts;
 pub mod trajectory;
 
 pub use engine::{Engine, StopSignal};
+pub use input::{Inbox, InputMessage};

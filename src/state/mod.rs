@@ -32,6 +32,8 @@ pub enum RunStatus {
     Stopped,
     /// Ended with an error.
     Failed,
+    /// Ended because a question to the user went unanswered (or unseen) too long.
+    TimedOut,
 }
 
 /// Why the run synthesizes an answer instead of taking another step.
@@ -64,6 +66,42 @@ pub enum Next {
         /// Why.
         why: SynthesisReason,
     },
+    /// Wait for the user's answer to [`SessionState::pending_input`].
+    AwaitInput,
+}
+
+/// A question the model asked the user (`request_input`), waiting for the answer. Its
+/// deadlines are absolute times, so a run resumed in a new worker waits exactly as long as
+/// was left.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingInput {
+    /// Names this question in acknowledgements and answers.
+    pub request_id: String,
+    /// The tool call that asked it (its result will be the answer).
+    pub call: ToolCall,
+    /// The question.
+    pub question: String,
+    /// When it was asked (ms).
+    pub asked_at: u64,
+    /// Until the UI acknowledges that it showed the question, the run times out at this
+    /// time (`None`: never).
+    pub ack_deadline: Option<u64>,
+    /// When the UI acknowledged it (ms).
+    pub acknowledged_at: Option<u64>,
+    /// After acknowledgement, the run times out at this time (`None`: it waits as long as
+    /// it takes).
+    pub answer_deadline: Option<u64>,
+}
+
+impl PendingInput {
+    /// The deadline that applies now.
+    pub fn deadline(&self) -> Option<u64> {
+        if self.acknowledged_at.is_some() {
+            self.answer_deadline
+        } else {
+            self.ack_deadline
+        }
+    }
 }
 
 /// The page a question is about, captured when it was asked.
@@ -135,6 +173,9 @@ pub struct SessionState {
     pub updated_at: u64,
     /// When the run ended (ms), if it did.
     pub ended_at: Option<u64>,
+    /// A question to the user the run is waiting on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_input: Option<PendingInput>,
     /// What of this session is in the store.
     #[serde(skip)]
     pub saved: Saved,
@@ -166,6 +207,7 @@ impl SessionState {
             started_at: now_ms,
             updated_at: now_ms,
             ended_at: None,
+            pending_input: None,
             saved: Saved::default(),
         }
     }

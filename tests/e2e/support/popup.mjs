@@ -2,7 +2,7 @@
 
 import { waitUntil } from './browser.mjs';
 
-const TERMINAL = new Set(['completed', 'failed', 'stopped']);
+const TERMINAL = new Set(['completed', 'failed', 'stopped', 'timed_out']);
 
 /**
  * What the popup shows, read in one go (a consistent snapshot of the DOM). The accessible
@@ -65,7 +65,7 @@ export async function askQuestion(popup, question, { maxSteps, pressEnter = fals
   }
 }
 
-/** Waits until the run in this popup ended (completed, failed or stopped); returns readPopup(). */
+/** Waits until the run in this popup ended (completed, failed, stopped or timed out); returns readPopup(). */
 export async function waitForRunEnd(popup, { timeout = 60_000, diagnostics = () => '' } = {}) {
   let last;
   await waitUntil(
