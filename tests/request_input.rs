@@ -23,7 +23,6 @@ const QUESTION: &str = "Do you mean the 1861 light or the 1902 one?";
 struct Harness {
     service: Rc<Service>,
     llm: Rc<ScriptedLlm>,
-    sessions: Rc<MemoryStore>,
     sink: Rc<RecordingSink>,
     clock: Rc<ManualClock>,
     pool: LocalPool,
@@ -75,7 +74,6 @@ impl Harness {
         Self {
             service: Service::new(ports),
             llm,
-            sessions,
             sink,
             clock,
             pool: LocalPool::new(),
