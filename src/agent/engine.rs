@@ -9,6 +9,7 @@ use std::task::{Poll, Waker};
 
 use futures::future::{self, Either};
 
+use crate::agent::config::RunConfig;
 use crate::agent::control;
 use crate::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
 use crate::agent::input::{Inbox, InputMessage, REQUEST_INPUT};
@@ -841,20 +842,30 @@ impl<'a> Engine<'a> {
 
     /// Exponential backoff with jitter, or the server's `Retry-After`.
     fn backoff(&self, state: &SessionState, err: &LlmError) -> u64 {
-        if let Some(ms) = err.retry_after_ms {
-            return ms.min(60_000);
-        }
-        let exp = state
-            .config
-            .backoff_base_ms
-            .saturating_mul(1 << state.attempts.saturating_sub(1).min(16));
-        let capped = exp.min(state.config.backoff_max_ms);
-        // Jitter in [50%, 100%], from a hash of time and attempt (deterministic under a test clock).
-        let seed = splitmix64(
-            self.clock.now_ms() ^ (u64::from(state.attempts) << 32) ^ u64::from(state.run_id),
-        );
-        capped / 2 + seed % (capped / 2 + 1)
+        backoff_ms(&state.config, self.clock, state.attempts, err, state.run_id)
     }
+}
+
+/// The delay before retrying a failed model call: the server's `Retry-After` when it gave
+/// one, else exponential backoff from `backoff_base_ms` (capped at `backoff_max_ms`) with
+/// jitter in [50%, 100%], from a hash of time, attempt and `salt` (deterministic under a
+/// test clock).
+pub(crate) fn backoff_ms(
+    config: &RunConfig,
+    clock: &dyn Clock,
+    attempts: u32,
+    err: &LlmError,
+    salt: u32,
+) -> u64 {
+    if let Some(ms) = err.retry_after_ms {
+        return ms.min(60_000);
+    }
+    let exp = config
+        .backoff_base_ms
+        .saturating_mul(1 << attempts.saturating_sub(1).min(16));
+    let capped = exp.min(config.backoff_max_ms);
+    let seed = splitmix64(clock.now_ms() ^ (u64::from(attempts) << 32) ^ u64::from(salt));
+    capped / 2 + seed % (capped / 2 + 1)
 }
 
 fn splitmix64(mut x: u64) -> u64 {

@@ -7,6 +7,7 @@ pub mod control;
 pub mod engine;
 pub mod events;
 pub mod input;
+pub mod phase;
 pub mod prompts;
 pub mod trajectory;
 
