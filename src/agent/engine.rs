@@ -626,7 +626,7 @@ impl<'a> Engine<'a> {
             Halt::Budget => {
                 let message = format!(
                     "The token budget for this run is used up ({} of {} tokens); this is the best answer so far. Raise the Token budget in Options for longer runs.",
-                    state.tokens_used(), state.config.token_budget
+                    grouped(state.tokens_used()), grouped(state.config.token_budget)
                 );
                 state.notices.push(message.clone());
                 self.emit(state, EventKind::Notice { message });
@@ -866,6 +866,36 @@ pub(crate) fn backoff_ms(
     let capped = exp.min(config.backoff_max_ms);
     let seed = splitmix64(clock.now_ms() ^ (u64::from(attempts) << 32) ^ u64::from(salt));
     capped / 2 + seed % (capped / 2 + 1)
+}
+
+/// `32000` as `32,000`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        let cases = [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (32_000, "32,000"),
+            (1_234_567, "1,234,567"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(super::grouped(n), text);
+        }
+    }
 }
 
 fn splitmix64(mut x: u64) -> u64 {
