@@ -166,7 +166,7 @@ test('an exhausted token budget ends the run with a partial answer, a warning an
     assert.ok(done.tokensWarn, 'the token counter does not show the budget warning');
     const notice = done.notices.find((n) => /token budget for this run is used up/i.test(n));
     assert.ok(notice, `no token budget notice: ${JSON.stringify(done.notices)}`);
-    assert.match(notice, /900 of 1000 tokens/);
+    assert.match(notice, /900 of 1,000 tokens/);
     assert.equal(done.errorMessage, '', 'a budget stop is not an error');
     assert.equal(requests.length, 1, `a chat request after the budget ran out:\n${llm.timeline(testStart)}`);
     assert.equal(llm.queue.length, 1, 'the Observe reply was asked for although the budget was used up');
