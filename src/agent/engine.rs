@@ -881,23 +881,6 @@ fn grouped(n: u64) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn numbers_are_grouped_by_thousands() {
-        let cases = [
-            (0, "0"),
-            (999, "999"),
-            (1_000, "1,000"),
-            (32_000, "32,000"),
-            (1_234_567, "1,234,567"),
-        ];
-        for (n, text) in cases {
-            assert_eq!(super::grouped(n), text);
-        }
-    }
-}
-
 fn splitmix64(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -913,5 +896,22 @@ fn error_info(err: &LlmError) -> ErrorInfo {
     ErrorInfo {
         kind,
         message: err.message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        let cases = [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (32_000, "32,000"),
+            (1_234_567, "1,234,567"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(super::grouped(n), text);
+        }
     }
 }
