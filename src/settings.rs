@@ -2,9 +2,14 @@
 //! one JSON string under `settings` in the settings store (`chrome.storage.local`, trusted
 //! contexts only). The API key never enters session state, events or exports.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::agent::config::RunConfig;
+pub use crate::llm::provider::Provider;
+use crate::llm::provider::ProviderConfig;
 use crate::ports::{StateStore, StoreError};
 
 /// Storage key of the settings record.
@@ -12,17 +17,25 @@ pub const SETTINGS_KEY: &str = "settings";
 /// Longest question timeout a setting may ask for (one day, in seconds).
 pub const MAX_INPUT_TIMEOUT_SECS: u64 = 86_400;
 /// Schema version of the settings record.
-pub const SETTINGS_VERSION: u32 = 1;
+pub const SETTINGS_VERSION: u32 = 2;
 /// The default base URL: Ollama's OpenAI-compatible endpoint.
 pub const DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
+/// Smallest and largest context window a setting may give (tokens; 0 = model default).
+pub const CONTEXT_WINDOW_RANGE: (u32, u32) = (1_024, 10_000_000);
 
-/// Which wire format to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Provider {
-    /// OpenAI-compatible chat completions.
-    #[default]
-    OpenaiCompatible,
+/// One provider's connection fields, remembered so that switching providers back and forth
+/// in Options loses nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Profile {
+    /// Base URL.
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// API key.
+    pub api_key: String,
+    /// Context window in tokens (0: the model's default).
+    pub context_window: u32,
 }
 
 /// The settings.
@@ -31,14 +44,18 @@ pub enum Provider {
 pub struct Settings {
     /// Schema version.
     pub version: u32,
-    /// Wire format.
+    /// The provider in use.
     pub provider: Provider,
-    /// Base URL including the version path.
+    /// Its base URL (with the version path where the provider has one).
     pub base_url: String,
-    /// Model name.
+    /// Its model name.
     pub model: String,
-    /// API key (may be empty).
+    /// Its API key (may be empty).
     pub api_key: String,
+    /// Its context window in tokens (0: the model's default).
+    pub context_window: u32,
+    /// The connection fields last saved for each provider (the one in use included).
+    pub profiles: BTreeMap<Provider, Profile>,
     /// Stream replies.
     pub stream: bool,
     /// Token budget per run.
@@ -57,6 +74,8 @@ impl Default for Settings {
             base_url: DEFAULT_BASE_URL.into(),
             model: String::new(),
             api_key: String::new(),
+            context_window: 0,
+            profiles: BTreeMap::new(),
             stream: true,
             token_budget: RunConfig::default().token_budget,
             input_ack_timeout_secs: RunConfig::default().input_ack_timeout_ms / 1000,
@@ -70,32 +89,100 @@ impl Default for Settings {
 #[error("{0}")]
 pub struct InvalidSettings(pub String);
 
+/// Why a stored settings record was not used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// Not JSON, or not the settings' shape.
+    #[error("the saved settings are unreadable ({0})")]
+    Corrupted(String),
+    /// Written by a newer version of KnowledgeLens.
+    #[error(
+        "the saved settings come from a newer version of KnowledgeLens (settings version {0})"
+    )]
+    NewerVersion(u32),
+}
+
+/// Version 1 had one flat set of OpenAI-compatible fields and no context window or
+/// profiles: those fields become the first profile.
+fn migrate_v1_to_v2(mut v: Value) -> Value {
+    if let Some(obj) = v.as_object_mut() {
+        let provider = obj
+            .get("provider")
+            .cloned()
+            .unwrap_or(Value::from("openai_compatible"));
+        let profile = serde_json::json!({
+            "base_url": obj.get("base_url").cloned().unwrap_or(Value::from(DEFAULT_BASE_URL)),
+            "model": obj.get("model").cloned().unwrap_or(Value::from("")),
+            "api_key": obj.get("api_key").cloned().unwrap_or(Value::from("")),
+            "context_window": 0,
+        });
+        let key = provider.as_str().unwrap_or("openai_compatible").to_string();
+        obj.insert("context_window".into(), Value::from(0));
+        obj.insert("profiles".into(), serde_json::json!({ key: profile }));
+        obj.insert("version".into(), Value::from(2));
+    }
+    v
+}
+
 impl Settings {
-    /// Checks and normalizes (trims, drops a trailing slash).
+    /// Decodes a stored record, migrating older versions step by step.
+    pub fn decode(text: &str) -> Result<Self, SettingsError> {
+        let mut value: Value =
+            serde_json::from_str(text).map_err(|e| SettingsError::Corrupted(e.to_string()))?;
+        if !value.is_object() {
+            return Err(SettingsError::Corrupted("not an object".into()));
+        }
+        let version = value.get("version").and_then(Value::as_u64).unwrap_or(1);
+        if version > u64::from(SETTINGS_VERSION) {
+            return Err(SettingsError::NewerVersion(
+                u32::try_from(version).unwrap_or(u32::MAX),
+            ));
+        }
+        if version <= 1 {
+            value = migrate_v1_to_v2(value);
+        }
+        serde_json::from_value(value).map_err(|e| SettingsError::Corrupted(e.to_string()))
+    }
+
+    /// Checks and normalizes (trims, drops a trailing slash), and remembers the provider's
+    /// fields in its profile.
     pub fn validated(mut self) -> Result<Self, InvalidSettings> {
         self.version = SETTINGS_VERSION;
         self.base_url = self.base_url.trim().trim_end_matches('/').to_string();
         self.model = self.model.trim().to_string();
         self.api_key = self.api_key.trim().to_string();
-        let rest = self
-            .base_url
-            .strip_prefix("http://")
-            .or_else(|| self.base_url.strip_prefix("https://"))
-            .ok_or_else(|| InvalidSettings(format!("Base URL \"{}\" must start with http:// or https:// (for example {DEFAULT_BASE_URL}).", self.base_url)))?;
-        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        if host.is_empty()
-            || host.starts_with(':')
-            || self.base_url.chars().any(char::is_whitespace)
-        {
-            return Err(InvalidSettings(format!(
-                "Base URL \"{}\" has no valid host (for example {DEFAULT_BASE_URL}).",
-                self.base_url
-            )));
+        if self.provider.uses_http() {
+            let example = self.provider.default_base_url();
+            let rest = self
+                .base_url
+                .strip_prefix("http://")
+                .or_else(|| self.base_url.strip_prefix("https://"))
+                .ok_or_else(|| InvalidSettings(format!("Base URL \"{}\" must start with http:// or https:// (for example {example}).", self.base_url)))?;
+            let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+            if host.is_empty()
+                || host.starts_with(':')
+                || self.base_url.chars().any(char::is_whitespace)
+            {
+                return Err(InvalidSettings(format!(
+                    "Base URL \"{}\" has no valid host (for example {example}).",
+                    self.base_url
+                )));
+            }
+        } else {
+            self.base_url.clear();
+            self.api_key.clear();
         }
         if self.api_key.chars().any(|c| c.is_control()) {
             return Err(InvalidSettings(
                 "The API key contains control characters.".into(),
             ));
+        }
+        let (lo, hi) = CONTEXT_WINDOW_RANGE;
+        if self.context_window != 0 && !(lo..=hi).contains(&self.context_window) {
+            return Err(InvalidSettings(format!(
+                "Context window must be between {lo} and {hi} tokens, or empty for the model's default (got {}).",
+                self.context_window
+            )));
         }
         if !(1_000..=10_000_000).contains(&self.token_budget) {
             return Err(InvalidSettings(format!(
@@ -115,28 +202,82 @@ impl Settings {
                 self.input_answer_timeout_secs
             )));
         }
+        for profile in self.profiles.values_mut() {
+            profile.base_url = profile.base_url.trim().trim_end_matches('/').to_string();
+            profile.model = profile.model.trim().to_string();
+            profile.api_key = profile.api_key.trim().to_string();
+            if profile.api_key.chars().any(|c| c.is_control()) {
+                profile.api_key.clear();
+            }
+        }
+        self.profiles.insert(
+            self.provider,
+            Profile {
+                base_url: self.base_url.clone(),
+                model: self.model.clone(),
+                api_key: self.api_key.clone(),
+                context_window: self.context_window,
+            },
+        );
         Ok(self)
     }
 
-    /// The run bounds these settings give a new run.
+    /// How to reach the provider in use.
+    pub fn provider_config(&self) -> ProviderConfig {
+        ProviderConfig {
+            provider: self.provider,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            api_key: self.api_key.clone(),
+            context_window: self.context_window,
+        }
+    }
+
+    /// The bounds these settings give a new run. The reply cap and the page excerpt are
+    /// sized to the model's context window.
     pub fn run_config(&self, max_steps: Option<u32>) -> RunConfig {
         let defaults = RunConfig::default();
+        let window = u64::from(self.provider_config().context_window());
+        let max_output_tokens = defaults
+            .max_output_tokens
+            .min(u32::try_from(window / 4).unwrap_or(u32::MAX));
+        // What is left for the page after the reply, the instructions, the question and a
+        // few steps of history; about 3 characters a token, to stay on the safe side.
+        let page_tokens = window.saturating_sub(u64::from(max_output_tokens) + 2_000);
+        let page_excerpt_chars = usize::try_from(page_tokens.saturating_mul(3))
+            .unwrap_or(usize::MAX)
+            .clamp(1_000, defaults.page_excerpt_chars);
         RunConfig {
             max_steps: max_steps.unwrap_or(defaults.max_steps),
             token_budget: self.token_budget,
             stream: self.stream,
+            max_output_tokens,
+            page_excerpt_chars,
             input_ack_timeout_ms: self.input_ack_timeout_secs.saturating_mul(1000),
             input_answer_timeout_ms: self.input_answer_timeout_secs.saturating_mul(1000),
             ..defaults
         }
+        .sanitized()
     }
 
-    /// Loads the settings; defaults when none are saved or the record is unreadable.
+    /// Loads the settings; defaults when none are saved or the record cannot be used
+    /// (see [`Settings::load_checked`] for why).
     pub async fn load(store: &dyn StateStore) -> Result<Self, StoreError> {
-        let text = store.get(SETTINGS_KEY).await?;
-        Ok(text
-            .and_then(|t| serde_json::from_str::<Settings>(&t).ok())
-            .unwrap_or_default())
+        Ok(Self::load_checked(store).await?.0)
+    }
+
+    /// Loads the settings, and says whether any are saved and why a saved record was not
+    /// used (it then stays in storage untouched until the user saves).
+    pub async fn load_checked(
+        store: &dyn StateStore,
+    ) -> Result<(Self, bool, Option<SettingsError>), StoreError> {
+        Ok(match store.get(SETTINGS_KEY).await? {
+            None => (Self::default(), false, None),
+            Some(text) => match Self::decode(&text) {
+                Ok(s) => (s, true, None),
+                Err(e) => (Self::default(), true, Some(e)),
+            },
+        })
     }
 
     /// Saves the settings.
@@ -184,5 +325,108 @@ mod tests {
         .validated()
         .unwrap_err();
         assert!(err.0.contains("Token budget"), "{err}");
+    }
+
+    #[test]
+    fn version_1_records_migrate_into_a_profile() {
+        let v1 = r#"{"version":1,"provider":"openai_compatible","base_url":"http://127.0.0.1:8080/v1","model":"m","api_key":"sk-1","stream":false,"token_budget":5000}"#;
+        let s = Settings::decode(v1).expect("migrates");
+        assert_eq!(s.version, SETTINGS_VERSION);
+        assert_eq!(
+            (s.base_url.as_str(), s.model.as_str(), s.api_key.as_str()),
+            ("http://127.0.0.1:8080/v1", "m", "sk-1")
+        );
+        assert!(!s.stream);
+        assert_eq!(s.token_budget, 5000);
+        assert_eq!(s.context_window, 0);
+        let profile = &s.profiles[&Provider::OpenaiCompatible];
+        assert_eq!(profile.api_key, "sk-1");
+        // A record without a version is a version-1 record.
+        let unversioned = Settings::decode(r#"{"base_url":"http://x/v1"}"#).expect("migrates");
+        assert_eq!(
+            unversioned.profiles[&Provider::OpenaiCompatible].base_url,
+            "http://x/v1"
+        );
+        // The current version decodes unchanged.
+        let again = Settings::decode(&serde_json::to_string(&s).expect("ser")).expect("decodes");
+        assert_eq!(again, s);
+    }
+
+    #[test]
+    fn newer_or_broken_records_are_not_guessed_at() {
+        assert_eq!(
+            Settings::decode(r#"{"version":99}"#),
+            Err(SettingsError::NewerVersion(99))
+        );
+        assert!(matches!(
+            Settings::decode("{not json"),
+            Err(SettingsError::Corrupted(_))
+        ));
+        assert!(matches!(
+            Settings::decode("[1]"),
+            Err(SettingsError::Corrupted(_))
+        ));
+        assert!(matches!(
+            Settings::decode(r#"{"version":2,"provider":"mystery"}"#),
+            Err(SettingsError::Corrupted(_))
+        ));
+    }
+
+    #[test]
+    fn profiles_remember_each_provider_and_builtin_needs_no_url() {
+        let s = Settings {
+            provider: Provider::Anthropic,
+            base_url: "https://api.anthropic.com/v1/".into(),
+            model: "claude-sonnet-4-5".into(),
+            api_key: " sk-ant ".into(),
+            ..Default::default()
+        }
+        .validated()
+        .expect("valid");
+        assert_eq!(s.profiles[&Provider::Anthropic].api_key, "sk-ant");
+        let builtin = Settings {
+            provider: Provider::ChromeBuiltin,
+            base_url: String::new(),
+            api_key: "should go".into(),
+            profiles: s.profiles.clone(),
+            ..Default::default()
+        }
+        .validated()
+        .expect("valid without a URL");
+        assert!(builtin.api_key.is_empty());
+        assert_eq!(builtin.profiles[&Provider::Anthropic].api_key, "sk-ant");
+        assert!(builtin.profiles.contains_key(&Provider::ChromeBuiltin));
+    }
+
+    #[test]
+    fn context_window_is_checked_and_sizes_the_run() {
+        let err = Settings {
+            context_window: 10,
+            ..Default::default()
+        }
+        .validated()
+        .unwrap_err();
+        assert!(err.0.contains("Context window"), "{err}");
+        let small = Settings {
+            context_window: 2_048,
+            ..Default::default()
+        }
+        .run_config(None);
+        assert_eq!(small.max_output_tokens, 512);
+        assert_eq!(small.page_excerpt_chars, 1_000);
+        let large = Settings {
+            model: "gpt-4o".into(),
+            ..Default::default()
+        }
+        .run_config(Some(3));
+        assert_eq!(
+            large.max_output_tokens,
+            RunConfig::default().max_output_tokens
+        );
+        assert_eq!(
+            large.page_excerpt_chars,
+            RunConfig::default().page_excerpt_chars
+        );
+        assert_eq!(large.max_steps, 3);
     }
 }

@@ -8,7 +8,9 @@ use std::rc::Rc;
 
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
-use knowledgelens::llm::openai::{build_request, OpenAiCompatible, OpenAiConfig};
+use knowledgelens::llm::openai::{build_request, OpenAiWire};
+use knowledgelens::llm::wire::HttpLlm;
+use knowledgelens::llm::ProviderConfig;
 use knowledgelens::llm::{
     ChatMessage, ChatRequest, JsonSchemaFormat, LlmErrorKind, Role, ToolSpec,
 };
@@ -53,12 +55,8 @@ impl HttpClient for ScriptedHttp {
     }
 }
 
-fn config() -> OpenAiConfig {
-    OpenAiConfig {
-        base_url: "http://127.0.0.1:9/v1".into(),
-        model: "tiny".into(),
-        api_key: "sk-test".into(),
-    }
+fn config() -> ProviderConfig {
+    ProviderConfig::openai("http://127.0.0.1:9/v1", "tiny", "sk-test")
 }
 
 fn request(stream: bool) -> ChatRequest {
@@ -87,8 +85,12 @@ fn sse(events: &[serde_json::Value]) -> String {
     s
 }
 
-fn client(http: Rc<ScriptedHttp>) -> OpenAiCompatible {
-    OpenAiCompatible::new(http, Rc::new(ManualClock::new(0)), config())
+fn client(http: Rc<ScriptedHttp>) -> HttpLlm {
+    HttpLlm::new(
+        http,
+        Rc::new(ManualClock::new(0)),
+        Box::new(OpenAiWire::new(config())),
+    )
 }
 
 fn canned(status: u16, content_type: &str, body: &str) -> Result<Canned, HttpError> {
@@ -116,7 +118,7 @@ fn request_has_the_documented_shape() {
     assert_eq!(body["tools"][0]["function"]["name"], "read_page");
     assert_eq!(body["max_tokens"], 256);
     let no_key = build_request(
-        &OpenAiConfig {
+        &ProviderConfig {
             api_key: String::new(),
             ..config()
         },
@@ -292,13 +294,13 @@ fn a_rejected_response_format_is_switched_off_and_the_call_retried() {
 #[test]
 fn missing_model_is_a_config_error() {
     let http = Rc::new(ScriptedHttp::default());
-    let llm = OpenAiCompatible::new(
+    let llm = HttpLlm::new(
         http,
         Rc::new(ManualClock::new(0)),
-        OpenAiConfig {
+        Box::new(OpenAiWire::new(ProviderConfig {
             model: String::new(),
             ..config()
-        },
+        })),
     );
     let err = futures::executor::block_on(llm.complete(&request(false), &mut |_| {}))
         .expect_err("config");

@@ -9,7 +9,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise, Reflect};
-use knowledgelens::llm::openai::{OpenAiCompatible, OpenAiConfig};
+use knowledgelens::llm::openai::OpenAiWire;
+use knowledgelens::llm::wire::HttpLlm;
+use knowledgelens::llm::ProviderConfig;
 use knowledgelens::llm::{ChatMessage, ChatRequest, LlmErrorKind, Role};
 use knowledgelens::ports::{LlmClient, StateStore, StoreError};
 use knowledgelens::web::api::Backend;
@@ -107,12 +109,8 @@ fn request() -> ChatRequest {
     }
 }
 
-fn config() -> OpenAiConfig {
-    OpenAiConfig {
-        base_url: "http://127.0.0.1:1/v1".into(),
-        model: "m".into(),
-        api_key: "sk-wasm".into(),
-    }
+fn config() -> ProviderConfig {
+    ProviderConfig::openai("http://127.0.0.1:1/v1", "m", "sk-wasm")
 }
 
 #[wasm_bindgen_test]
@@ -176,7 +174,11 @@ async fn access_level_is_restricted_to_trusted_contexts() {
 #[wasm_bindgen_test]
 async fn fetch_streams_server_sent_events() {
     install_fetch(sse_script());
-    let llm = OpenAiCompatible::new(Rc::new(FetchHttp), Rc::new(JsClock), config());
+    let llm = HttpLlm::new(
+        Rc::new(FetchHttp),
+        Rc::new(JsClock),
+        Box::new(OpenAiWire::new(config())),
+    );
     let req = request();
     let deltas = RefCell::new(Vec::new());
     let reply = llm
@@ -211,7 +213,11 @@ async fn fetch_errors_become_network_and_status_errors() {
     install_fetch(
         r#"[{ reject: 'Failed to fetch' }, { status: 401, type: 'application/json', chunks: ['{"error":{"message":"bad key"}}'] }]"#,
     );
-    let llm = OpenAiCompatible::new(Rc::new(FetchHttp), Rc::new(JsClock), config());
+    let llm = HttpLlm::new(
+        Rc::new(FetchHttp),
+        Rc::new(JsClock),
+        Box::new(OpenAiWire::new(config())),
+    );
     let req = request();
     let err = llm.complete(&req, &mut |_| {}).await.expect_err("network");
     assert_eq!(err.kind, LlmErrorKind::Network);

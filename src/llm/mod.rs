@@ -1,9 +1,15 @@
 //! Chat-model wire types shared by every provider, the error kinds of a model call and the
 //! single place that decides which of them are worth retrying. Pure: no browser access.
 
+pub mod builtin;
+pub mod doctor;
 pub mod json_text;
 pub mod openai;
+pub mod provider;
 pub mod sse;
+pub mod wire;
+
+pub use provider::{Capabilities, Provider, ProviderConfig};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -138,6 +144,8 @@ pub enum LlmErrorKind {
     BadRequest,
     /// The settings cannot make a request (no base URL, bad URL).
     Config,
+    /// The model cannot run here (Chrome's built-in model is unavailable on this device).
+    Unavailable,
 }
 
 impl LlmErrorKind {
@@ -174,6 +182,8 @@ pub struct LlmError {
     pub status: Option<u16>,
     /// How long the server asked us to wait (`Retry-After`), in ms.
     pub retry_after_ms: Option<u64>,
+    /// What the server itself said (its error message or body), if anything.
+    pub detail: Option<String>,
 }
 
 impl LlmError {
@@ -184,6 +194,7 @@ impl LlmError {
             message: message.into(),
             status: None,
             retry_after_ms: None,
+            detail: None,
         }
     }
 }
@@ -212,4 +223,16 @@ pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
         .map(|t| estimate_tokens(&t.description) + estimate_tokens(&t.parameters.to_string()) + 4)
         .sum();
     messages + tools
+}
+
+/// The wire format for `config`'s provider, or `None` for Chrome's built-in model (which
+/// the browser layer provides without HTTP).
+pub fn wire_for(config: ProviderConfig) -> Option<Box<dyn wire::WireFormat>> {
+    match config.provider {
+        Provider::OpenaiCompatible => Some(Box::new(openai::OpenAiWire::new(config))),
+        Provider::Ollama | Provider::Anthropic | Provider::Gemini => {
+            Some(Box::new(openai::OpenAiWire::new(config)))
+        }
+        Provider::ChromeBuiltin => None,
+    }
 }

@@ -1,39 +1,31 @@
 //! The OpenAI-compatible chat-completions wire format (OpenAI, Ollama's `/v1`, LM Studio,
 //! llama.cpp's server, vLLM, OpenRouter, Groq): pure `build_request` / `parse_response` /
-//! stream accumulation, plus [`OpenAiCompatible`], an [`LlmClient`] over any
-//! [`HttpClient`]. Wire format: <https://platform.openai.com/docs/api-reference/chat>.
+//! stream accumulation, and [`OpenAiWire`], its [`WireFormat`] for
+//! [`super::wire::HttpLlm`]. Wire format: <https://platform.openai.com/docs/api-reference/chat>.
 
-use std::cell::Cell;
-use std::rc::Rc;
-
-use futures::future::{self, Either, LocalBoxFuture};
-use futures::FutureExt;
 use serde_json::{json, Value};
 
-use super::sse::SseParser;
+use super::doctor;
+use super::provider::ProviderConfig;
+use super::wire::{StreamDecoder, WireFormat};
 use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolCall, Usage};
-use crate::ports::{read_body_to_string, Clock, HttpClient, HttpRequest, LlmClient};
+use crate::ports::HttpRequest;
 
-/// Where and how to reach an OpenAI-compatible server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpenAiConfig {
-    /// Base URL including the version path, e.g. `http://localhost:11434/v1`.
-    pub base_url: String,
-    /// Model name.
-    pub model: String,
-    /// API key (empty: none is sent).
-    pub api_key: String,
+/// The chat-completions endpoint of `config`.
+pub fn endpoint(config: &ProviderConfig) -> String {
+    format!("{}/chat/completions", config.base())
 }
 
-impl OpenAiConfig {
-    /// The chat-completions endpoint.
-    pub fn endpoint(&self) -> String {
-        format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+fn headers(config: &ProviderConfig) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    if !config.api_key.is_empty() {
+        headers.push(("authorization".into(), format!("Bearer {}", config.api_key)));
     }
+    headers
 }
 
 /// Builds the HTTP request for `request` (pure).
-pub fn build_request(config: &OpenAiConfig, request: &ChatRequest) -> HttpRequest {
+pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequest {
     let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
     let mut body = json!({
         "model": config.model,
@@ -64,12 +56,10 @@ pub fn build_request(config: &OpenAiConfig, request: &ChatRequest) -> HttpReques
     if request.stream {
         headers.push(("accept".into(), "text/event-stream".into()));
     }
-    if !config.api_key.is_empty() {
-        headers.push(("authorization".into(), format!("Bearer {}", config.api_key)));
-    }
+    headers.extend(self::headers(config));
     HttpRequest {
         method: "POST".into(),
-        url: config.endpoint(),
+        url: endpoint(config),
         headers,
         body: Some(body.to_string()),
     }
@@ -196,50 +186,35 @@ fn error_text(err: &Value) -> String {
 }
 
 /// Maps an HTTP error status and body to an actionable [`LlmError`] (pure).
-pub fn parse_error(
-    config: &OpenAiConfig,
-    status: u16,
-    body: &str,
-    retry_after: Option<&str>,
-) -> LlmError {
-    let kind = LlmErrorKind::from_status(status);
+pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError {
     let detail = serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| v.get("error").map(error_text))
-        .unwrap_or_else(|| body.chars().take(300).collect::<String>());
-    let detail = detail.trim();
-    let suffix = if detail.is_empty() {
-        String::new()
-    } else {
-        format!(" The server said: {detail}")
-    };
-    let message = match kind {
-        LlmErrorKind::Auth if status == 403 && body.trim().is_empty() => format!(
-            "The model server at {} refused the request (HTTP 403). If it is Ollama, allow the extension's origin (set OLLAMA_ORIGINS=chrome-extension://* and restart Ollama); otherwise check the API key in Options.",
-            config.base_url
-        ),
-        LlmErrorKind::Auth => format!("The API key was rejected (HTTP {status}): check the API key in Options.{suffix}"),
-        LlmErrorKind::NotFound => format!(
-            "The server answered 404 for {}: check the Base URL in Options (it must include the version path, e.g. /v1) and the model name \"{}\".{suffix}",
-            config.endpoint(), config.model
-        ),
-        LlmErrorKind::RateLimited => format!("The provider is rate limiting requests (HTTP 429).{suffix}"),
-        LlmErrorKind::Server => format!("The model server failed (HTTP {status}).{suffix}"),
-        LlmErrorKind::Timeout => format!("The model server timed out (HTTP {status}).{suffix}"),
-        _ => format!("The model server rejected the request (HTTP {status}).{suffix}"),
-    };
-    LlmError {
-        kind,
-        message,
-        status: Some(status),
-        retry_after_ms: retry_after.and_then(parse_retry_after),
-    }
+        .unwrap_or_else(|| body.to_string());
+    doctor::http_error(
+        config,
+        &endpoint(config),
+        status,
+        LlmErrorKind::from_status(status),
+        Some(detail),
+    )
 }
 
-/// `Retry-After` in seconds (the HTTP-date form is treated as absent).
-pub fn parse_retry_after(value: &str) -> Option<u64> {
-    let secs: f64 = value.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0).min(600_000.0) as u64)
+/// Model ids from a `GET /models` body (`{"data": [{"id": ...}]}`).
+pub fn parse_models(body: &str) -> Result<Vec<String>, LlmError> {
+    let value: Value = serde_json::from_str(body).map_err(|e| {
+        LlmError::new(
+            LlmErrorKind::BadRequest,
+            format!("The model list is not the JSON an OpenAI-compatible server sends: {e}"),
+        )
+    })?;
+    Ok(value
+        .get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect())
 }
 
 /// Accumulates streamed chat-completion chunks into a [`ChatResponse`].
@@ -343,213 +318,56 @@ impl StreamAccumulator {
     }
 }
 
-/// Time limits of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    /// Until the response head arrives.
-    pub first_byte_ms: u64,
-    /// Between two body chunks.
-    pub idle_ms: u64,
+/// The OpenAI-compatible [`WireFormat`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAiWire {
+    config: ProviderConfig,
 }
 
-impl Default for Timeouts {
-    fn default() -> Self {
-        Self {
-            first_byte_ms: 90_000,
-            idle_ms: 60_000,
-        }
+impl OpenAiWire {
+    /// The wire format for `config`.
+    pub fn new(config: ProviderConfig) -> Self {
+        Self { config }
     }
 }
 
-/// An [`LlmClient`] for OpenAI-compatible servers over any [`HttpClient`].
-pub struct OpenAiCompatible {
-    http: Rc<dyn HttpClient>,
-    clock: Rc<dyn Clock>,
-    config: OpenAiConfig,
-    timeouts: Timeouts,
-    /// Switched off after the server rejects `response_format` with a 400.
-    constrained_output: Cell<bool>,
-}
-
-impl OpenAiCompatible {
-    /// A client for `config`.
-    pub fn new(http: Rc<dyn HttpClient>, clock: Rc<dyn Clock>, config: OpenAiConfig) -> Self {
-        Self {
-            http,
-            clock,
-            config,
-            timeouts: Timeouts::default(),
-            constrained_output: Cell::new(true),
-        }
+impl StreamDecoder for StreamAccumulator {
+    fn apply(&mut self, payload: &str) -> Result<Option<String>, LlmError> {
+        StreamAccumulator::apply(self, payload)
     }
-
-    /// Overrides the time limits.
-    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
-        self.timeouts = timeouts;
-        self
+    fn is_done(&self) -> bool {
+        StreamAccumulator::is_done(self)
     }
-
-    /// Whether `response_format` is still sent.
-    pub fn constrained_output(&self) -> bool {
-        self.constrained_output.get()
-    }
-
-    async fn with_timeout<T>(
-        &self,
-        ms: u64,
-        fut: impl std::future::Future<Output = T>,
-    ) -> Option<T> {
-        let sleep = self.clock.sleep(ms);
-        match future::select(Box::pin(fut), sleep).await {
-            Either::Left((value, _)) => Some(value),
-            Either::Right(_) => None,
-        }
-    }
-
-    async fn call(
-        &self,
-        request: &ChatRequest,
-        on_delta: &mut dyn FnMut(&str),
-    ) -> Result<ChatResponse, LlmError> {
-        let http_request = build_request(&self.config, request);
-        let sent = self
-            .with_timeout(self.timeouts.first_byte_ms, self.http.send(http_request))
-            .await;
-        let mut response = match sent {
-            None => return Err(LlmError::new(LlmErrorKind::Timeout, format!(
-                "The model server at {} did not answer within {} s.", self.config.base_url, self.timeouts.first_byte_ms / 1000))),
-            Some(Err(e)) => return Err(LlmError::new(LlmErrorKind::Network, format!(
-                "Could not reach the model server at {} ({}). Is it running, and is the Base URL in Options right?",
-                self.config.base_url, e.message))),
-            Some(Ok(r)) => r,
-        };
-        let network = |e: crate::ports::HttpError| {
-            LlmError::new(
-                LlmErrorKind::Network,
-                format!(
-                    "The connection to the model server broke off: {}",
-                    e.message
-                ),
-            )
-        };
-        if !(200..300).contains(&response.status) {
-            let retry_after = response
-                .header("retry-after-ms")
-                .and_then(|v| v.trim().parse::<u64>().ok());
-            let retry_after_header = response.header("retry-after").map(str::to_string);
-            let body = self
-                .with_timeout(
-                    self.timeouts.idle_ms,
-                    read_body_to_string(response.body.as_mut(), 64 * 1024),
-                )
-                .await
-                .unwrap_or_else(|| Ok(String::new()))
-                .unwrap_or_default();
-            let mut err = parse_error(
-                &self.config,
-                response.status,
-                &body,
-                retry_after_header.as_deref(),
-            );
-            if retry_after.is_some() {
-                err.retry_after_ms = retry_after;
-            }
-            return Err(err);
-        }
-        let is_sse = response
-            .header("content-type")
-            .is_some_and(|t| t.contains("text/event-stream"));
-        if !is_sse {
-            let body = self
-                .with_timeout(
-                    self.timeouts.idle_ms,
-                    read_body_to_string(response.body.as_mut(), 8 * 1024 * 1024),
-                )
-                .await
-                .ok_or_else(|| {
-                    LlmError::new(
-                        LlmErrorKind::Timeout,
-                        "The model server stopped sending its reply.",
-                    )
-                })?
-                .map_err(network)?;
-            let parsed = parse_response(&body)?;
-            if !parsed.content.is_empty() {
-                on_delta(&parsed.content);
-            }
-            return Ok(parsed);
-        }
-        let mut parser = SseParser::new();
-        let mut acc = StreamAccumulator::new();
-        loop {
-            let chunk = self
-                .with_timeout(self.timeouts.idle_ms, response.body.next_chunk())
-                .await
-                .ok_or_else(|| {
-                    LlmError::new(
-                        LlmErrorKind::Timeout,
-                        "The model server stopped streaming its reply.",
-                    )
-                })?
-                .map_err(network)?;
-            let events = match &chunk {
-                Some(bytes) => parser.push(bytes),
-                None => parser.finish().into_iter().collect(),
-            };
-            for event in events {
-                if let Some(delta) = acc.apply(&event.data)? {
-                    on_delta(&delta);
-                }
-            }
-            if chunk.is_none() || acc.is_done() {
-                break;
-            }
-        }
-        Ok(acc.finish())
+    fn finish(self: Box<Self>) -> ChatResponse {
+        StreamAccumulator::finish(*self)
     }
 }
 
-fn rejects_response_format(err: &LlmError) -> bool {
-    err.kind == LlmErrorKind::BadRequest && {
-        let m = err.message.to_ascii_lowercase();
-        m.contains("response_format") || m.contains("json_schema") || m.contains("response format")
+impl WireFormat for OpenAiWire {
+    fn config(&self) -> &ProviderConfig {
+        &self.config
     }
-}
-
-impl LlmClient for OpenAiCompatible {
-    fn complete<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        on_delta: &'a mut dyn FnMut(&str),
-    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
-        async move {
-            if self.config.base_url.trim().is_empty() {
-                return Err(LlmError::new(
-                    LlmErrorKind::Config,
-                    "No model server is configured: set the Base URL in Options.",
-                ));
-            }
-            if self.config.model.trim().is_empty() {
-                return Err(LlmError::new(
-                    LlmErrorKind::Config,
-                    "No model is set: enter the Model name in Options (for Ollama, e.g. llama3.2).",
-                ));
-            }
-            if request.response_format.is_some() && !self.constrained_output.get() {
-                let mut plain = request.clone();
-                plain.response_format = None;
-                return self.call(&plain, on_delta).await;
-            }
-            match self.call(request, on_delta).await {
-                Err(err) if request.response_format.is_some() && rejects_response_format(&err) => {
-                    self.constrained_output.set(false);
-                    let mut plain = request.clone();
-                    plain.response_format = None;
-                    self.call(&plain, on_delta).await
-                }
-                other => other,
-            }
+    fn build_request(&self, request: &ChatRequest) -> HttpRequest {
+        build_request(&self.config, request)
+    }
+    fn parse_response(&self, body: &str) -> Result<ChatResponse, LlmError> {
+        parse_response(body)
+    }
+    fn parse_error(&self, status: u16, body: &str) -> LlmError {
+        parse_error(&self.config, status, body)
+    }
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(StreamAccumulator::new())
+    }
+    fn models_request(&self) -> HttpRequest {
+        HttpRequest {
+            method: "GET".into(),
+            url: format!("{}/models", self.config.base()),
+            headers: headers(&self.config),
+            body: None,
         }
-        .boxed_local()
+    }
+    fn parse_models(&self, body: &str) -> Result<Vec<String>, LlmError> {
+        parse_models(body)
     }
 }

@@ -15,38 +15,35 @@ use super::http::FetchHttp;
 use super::interop::{call, chrome, object, to_js, to_json_text, JsError};
 use super::pages::ChromePages;
 use super::storage::{Area, ChromeStore};
-use crate::llm::openai::{OpenAiCompatible, OpenAiConfig};
+use crate::llm::wire::HttpLlm;
+use crate::llm::ProviderConfig;
 use crate::ports::Clock;
 use crate::ports::LlmClient;
 use crate::protocol::{envelope, ApiError, ApiErrorKind};
 use crate::service::{ModelFactory, Ports, Service};
 use crate::settings::Settings;
 
-/// Builds model clients on `fetch`. The client is kept while the provider settings stay the
-/// same, so what it learned (a server that rejects `response_format`) holds for the session.
+/// Builds model clients on `fetch` (or Chrome's Prompt API for the built-in model). The
+/// client is kept while the provider settings stay the same, so what it learned (a server
+/// that rejects constrained output) holds for the session.
 #[derive(Default)]
 struct WebModels {
-    cached: RefCell<Option<(OpenAiConfig, Rc<OpenAiCompatible>)>>,
+    cached: RefCell<Option<(ProviderConfig, Rc<dyn LlmClient>)>>,
 }
 
 impl ModelFactory for WebModels {
     fn client(&self, settings: &Settings) -> Rc<dyn LlmClient> {
-        let config = OpenAiConfig {
-            base_url: settings.base_url.clone(),
-            model: settings.model.clone(),
-            api_key: settings.api_key.clone(),
-        };
+        let config = settings.provider_config();
         let mut cached = self.cached.borrow_mut();
         if let Some((known, client)) = cached.as_ref() {
             if *known == config {
                 return client.clone();
             }
         }
-        let client = Rc::new(OpenAiCompatible::new(
-            Rc::new(FetchHttp),
-            Rc::new(JsClock),
-            config.clone(),
-        ));
+        let client: Rc<dyn LlmClient> = match crate::llm::wire_for(config.clone()) {
+            Some(wire) => Rc::new(HttpLlm::new(Rc::new(FetchHttp), Rc::new(JsClock), wire)),
+            None => Rc::new(super::builtin::BuiltinModel::new()),
+        };
         *cached = Some((config, client.clone()));
         client
     }

@@ -6,6 +6,7 @@
 pub mod api;
 #[cfg(feature = "bench")]
 pub mod bench;
+pub mod builtin;
 pub mod clock;
 pub mod events;
 pub mod http;

@@ -1,0 +1,232 @@
+//! Chrome's built-in model (the Prompt API, `LanguageModel`) seen from the core: how a
+//! [`ChatRequest`] becomes the API's `initialPrompts`, prompt and `responseConstraint`,
+//! and how its text becomes a [`ChatResponse`]. The model has no native tool calling, so
+//! tools are described in the system prompt and calls are read from the text (see
+//! [`crate::tools::parse`]). Pure: the `web` layer makes the calls.
+//! API shape: <https://developer.chrome.com/docs/ai/prompt-api>.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{ChatRequest, ChatResponse, Role, ToolSpec};
+
+/// One entry of `initialPrompts`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptMessage {
+    /// `system` (first only), `user` or `assistant`.
+    pub role: &'static str,
+    /// The text.
+    pub content: String,
+}
+
+/// What to pass to `LanguageModel.create` and `session.prompt`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptPlan {
+    /// The conversation before the prompt (`create({initialPrompts})`).
+    pub initial_prompts: Vec<PromptMessage>,
+    /// The text to prompt with.
+    pub prompt: String,
+    /// The JSON schema to constrain the reply to (`responseConstraint`), if any.
+    pub response_constraint: Option<Value>,
+}
+
+/// How the tools are offered to a model without native tool calling.
+pub fn tool_instructions(tools: &[ToolSpec]) -> String {
+    let mut text = String::from(
+        "\n\nYou can use these tools. To use one, reply with only a JSON object of the form \
+{\"name\": \"<tool name>\", \"arguments\": {...}} and nothing else. To answer, reply in plain prose.\n",
+    );
+    for tool in tools {
+        text.push_str(&format!(
+            "- {}: {} Arguments (JSON schema): {}\n",
+            tool.name, tool.description, tool.parameters
+        ));
+    }
+    text
+}
+
+fn call_text(name: &str, arguments: &str) -> String {
+    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::String(arguments.into()));
+    serde_json::json!({ "name": name, "arguments": args }).to_string()
+}
+
+/// Maps a chat request onto the Prompt API. Tool results become user turns; the last
+/// user turn (or tool result) is the prompt.
+pub fn plan(request: &ChatRequest) -> PromptPlan {
+    let mut messages: Vec<PromptMessage> = Vec::new();
+    let mut system = String::new();
+    for m in &request.messages {
+        match m.role {
+            Role::System => {
+                if !system.is_empty() {
+                    system.push_str("\n\n");
+                }
+                system.push_str(&m.content);
+            }
+            Role::User => messages.push(PromptMessage {
+                role: "user",
+                content: m.content.clone(),
+            }),
+            Role::Assistant => {
+                let mut content = m.content.clone();
+                for call in &m.tool_calls {
+                    if !content.is_empty() {
+                        content.push('\n');
+                    }
+                    content.push_str(&call_text(&call.name, &call.arguments));
+                }
+                messages.push(PromptMessage {
+                    role: "assistant",
+                    content,
+                });
+            }
+            Role::Tool => messages.push(PromptMessage {
+                role: "user",
+                content: format!("Tool result:\n{}", m.content),
+            }),
+        }
+    }
+    if !request.tools.is_empty() {
+        system.push_str(&tool_instructions(&request.tools));
+    }
+    let prompt = match messages.last() {
+        Some(last) if last.role == "user" => messages.pop().map(|m| m.content).unwrap_or_default(),
+        _ => "Continue.".to_string(),
+    };
+    let mut initial_prompts = Vec::with_capacity(messages.len() + 1);
+    if !system.is_empty() {
+        initial_prompts.push(PromptMessage {
+            role: "system",
+            content: system,
+        });
+    }
+    initial_prompts.extend(messages);
+    PromptPlan {
+        initial_prompts,
+        prompt,
+        response_constraint: request.response_format.as_ref().map(|f| f.schema.clone()),
+    }
+}
+
+/// Accumulates `promptStreaming` chunks. Chrome streams deltas; some versions streamed the
+/// whole text so far, which is recognized and turned into a delta.
+#[derive(Debug, Default)]
+pub struct StreamText {
+    text: String,
+}
+
+impl StreamText {
+    /// Nothing received yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies one chunk; returns the new text it carried.
+    pub fn push(&mut self, chunk: &str) -> String {
+        let delta = if !self.text.is_empty()
+            && chunk.len() > self.text.len()
+            && chunk.starts_with(&self.text)
+        {
+            chunk[self.text.len()..].to_string()
+        } else {
+            chunk.to_string()
+        };
+        self.text.push_str(&delta);
+        delta
+    }
+
+    /// The reply.
+    pub fn finish(self) -> ChatResponse {
+        ChatResponse {
+            content: self.text,
+            finish_reason: Some("stop".into()),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ChatMessage, JsonSchemaFormat, ToolCall};
+
+    fn request() -> ChatRequest {
+        let mut assistant = ChatMessage::new(Role::Assistant, "Let me read.");
+        assistant.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "read_page".into(),
+            arguments: r#"{"offset":0}"#.into(),
+        });
+        let mut tool = ChatMessage::new(Role::Tool, "page text");
+        tool.tool_call_id = Some("c1".into());
+        ChatRequest {
+            messages: vec![
+                ChatMessage::new(Role::System, "Be brief."),
+                ChatMessage::new(Role::User, "What is it?"),
+                assistant,
+                tool,
+            ],
+            tools: vec![ToolSpec {
+                name: "read_page".into(),
+                description: "Reads the page.".into(),
+                parameters: serde_json::json!({"type": "object"}),
+            }],
+            response_format: Some(JsonSchemaFormat {
+                name: "control".into(),
+                schema: serde_json::json!({"type": "object"}),
+            }),
+            max_tokens: Some(10),
+            stream: true,
+        }
+    }
+
+    #[test]
+    fn a_request_maps_to_initial_prompts_and_a_prompt() {
+        let plan = plan(&request());
+        let roles: Vec<&str> = plan.initial_prompts.iter().map(|m| m.role).collect();
+        assert_eq!(roles, ["system", "user", "assistant"]);
+        assert!(plan.initial_prompts[0].content.starts_with("Be brief."));
+        assert!(plan.initial_prompts[0]
+            .content
+            .contains("- read_page: Reads the page."));
+        assert!(plan.initial_prompts[2]
+            .content
+            .contains(r#"{"arguments":{"offset":0},"name":"read_page"}"#));
+        assert_eq!(plan.prompt, "Tool result:\npage text");
+        assert_eq!(
+            plan.response_constraint,
+            Some(serde_json::json!({"type": "object"}))
+        );
+        // The tool instructions use the format the text tool-call parser reads.
+        let parsed = crate::tools::parse::tool_call_in_text(
+            r#"{"name": "read_page", "arguments": {"offset": 5}}"#,
+            &["read_page".to_string()],
+        );
+        assert!(parsed.is_some());
+    }
+
+    #[test]
+    fn a_conversation_ending_with_the_model_is_continued() {
+        let mut r = request();
+        r.messages.truncate(3);
+        r.tools.clear();
+        let plan = plan(&r);
+        assert_eq!(plan.prompt, "Continue.");
+        assert!(!plan.initial_prompts[0]
+            .content
+            .contains("You can use these tools"));
+    }
+
+    #[test]
+    fn streamed_chunks_may_be_deltas_or_the_whole_text_so_far() {
+        let mut deltas = StreamText::new();
+        assert_eq!(deltas.push("Hel"), "Hel");
+        assert_eq!(deltas.push("lo"), "lo");
+        assert_eq!(deltas.finish().content, "Hello");
+        let mut whole = StreamText::new();
+        assert_eq!(whole.push("Hel"), "Hel");
+        assert_eq!(whole.push("Hello"), "lo");
+        assert_eq!(whole.push("Hello there"), " there");
+        assert_eq!(whole.finish().content, "Hello there");
+    }
+}

@@ -1,0 +1,322 @@
+//! Which model providers KnowledgeLens speaks to, what each can do, and the settings that
+//! reach one. Pure data: the wire formats live in the sibling modules, the transport in
+//! [`super::wire`]. Nothing here touches the browser.
+
+use serde::{Deserialize, Serialize};
+
+/// A provider's wire format.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    /// OpenAI-compatible chat completions: OpenAI, OpenRouter, Groq, LM Studio, llama.cpp's
+    /// server, vLLM, Ollama's `/v1`.
+    #[default]
+    OpenaiCompatible,
+    /// Ollama's native `/api/chat`.
+    Ollama,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Google's Gemini API.
+    Gemini,
+    /// Chrome's built-in model (the Prompt API): no key, nothing leaves the machine.
+    ChromeBuiltin,
+}
+
+impl Provider {
+    /// Every provider, in the order the options page lists them.
+    pub const ALL: [Provider; 5] = [
+        Provider::OpenaiCompatible,
+        Provider::Ollama,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::ChromeBuiltin,
+    ];
+
+    /// The name shown to users.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::OpenaiCompatible => "OpenAI-compatible",
+            Self::Ollama => "Ollama",
+            Self::Anthropic => "Anthropic",
+            Self::Gemini => "Gemini",
+            Self::ChromeBuiltin => "Chrome built-in",
+        }
+    }
+
+    /// The base URL a new setup starts from (empty for the built-in model).
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::OpenaiCompatible => "http://localhost:11434/v1",
+            Self::Ollama => "http://localhost:11434",
+            Self::Anthropic => "https://api.anthropic.com/v1",
+            Self::Gemini => "https://generativelanguage.googleapis.com/v1beta",
+            Self::ChromeBuiltin => "",
+        }
+    }
+
+    /// A model to suggest when none is set (empty: the user must choose).
+    pub fn suggested_model(self) -> &'static str {
+        match self {
+            Self::OpenaiCompatible | Self::Ollama => "",
+            Self::Anthropic => "claude-sonnet-4-5",
+            Self::Gemini => "gemini-2.5-flash",
+            Self::ChromeBuiltin => "gemini-nano",
+        }
+    }
+
+    /// Whether the provider is reached over HTTP (all but the built-in model).
+    pub fn uses_http(self) -> bool {
+        self != Self::ChromeBuiltin
+    }
+
+    /// Whether requests fail without an API key.
+    pub fn requires_key(self) -> bool {
+        matches!(self, Self::Anthropic | Self::Gemini)
+    }
+
+    /// Whether the provider can list its models.
+    pub fn lists_models(self) -> bool {
+        self.uses_http()
+    }
+
+    /// What the provider can do with `model`.
+    pub fn capabilities(self, model: &str) -> Capabilities {
+        let context_window = default_context_window(self, model);
+        match self {
+            Self::OpenaiCompatible => Capabilities {
+                native_tools: true,
+                constrained_output: true,
+                streaming: true,
+                images: false,
+                context_window,
+            },
+            Self::Ollama => Capabilities {
+                native_tools: true,
+                constrained_output: true,
+                streaming: true,
+                images: false,
+                context_window,
+            },
+            Self::Anthropic => Capabilities {
+                native_tools: true,
+                constrained_output: false,
+                streaming: true,
+                images: true,
+                context_window,
+            },
+            Self::Gemini => Capabilities {
+                native_tools: true,
+                constrained_output: true,
+                streaming: true,
+                images: true,
+                context_window,
+            },
+            Self::ChromeBuiltin => Capabilities {
+                native_tools: false,
+                constrained_output: true,
+                streaming: true,
+                images: false,
+                context_window,
+            },
+        }
+    }
+}
+
+/// What a provider (and model) supports. The engine adapts: without native tools, tools
+/// are described in the prompt and calls are read from the text; without constrained
+/// output, control blocks are parsed from prose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Tool definitions in the request and structured tool calls in the reply.
+    pub native_tools: bool,
+    /// JSON-schema constrained output (`response_format`, Ollama's `format`, ...).
+    pub constrained_output: bool,
+    /// Incremental replies.
+    pub streaming: bool,
+    /// Image inputs.
+    pub images: bool,
+    /// Context window in tokens (prompt plus reply).
+    pub context_window: u32,
+}
+
+/// The context window to assume for `model` when the user has not set one: a table of
+/// well-known model families, else a conservative default per provider.
+pub fn default_context_window(provider: Provider, model: &str) -> u32 {
+    let m = model.to_ascii_lowercase();
+    let known: &[(&str, u32)] = &[
+        ("gpt-4.1", 1_047_576),
+        ("gpt-5", 400_000),
+        ("gpt-4o", 128_000),
+        ("o1", 200_000),
+        ("o3", 200_000),
+        ("o4", 200_000),
+        ("gpt-4-turbo", 128_000),
+        ("gpt-3.5", 16_385),
+        ("claude", 200_000),
+        ("gemini-nano", 6_144),
+        ("gemini", 1_048_576),
+        ("llama3.1", 131_072),
+        ("llama3.2", 131_072),
+        ("llama3.3", 131_072),
+        ("qwen2.5", 32_768),
+        ("qwen3", 40_960),
+        ("mistral", 32_768),
+        ("gemma3", 131_072),
+        ("phi4", 16_384),
+        ("smollm2", 8_192),
+    ];
+    if let Some((_, window)) = known.iter().find(|(prefix, _)| m.contains(prefix)) {
+        return match provider {
+            // Ollama allocates memory for the whole window it is given: never ask it for a
+            // long-context model's full window by default.
+            Provider::Ollama => (*window).min(OLLAMA_DEFAULT_WINDOW),
+            _ => *window,
+        };
+    }
+    match provider {
+        Provider::OpenaiCompatible => 8_192,
+        Provider::Ollama => OLLAMA_DEFAULT_WINDOW,
+        Provider::Anthropic => 200_000,
+        Provider::Gemini => 1_048_576,
+        Provider::ChromeBuiltin => 6_144,
+    }
+}
+
+/// The window asked of Ollama (`options.num_ctx`) when the user sets none: large enough for
+/// a page excerpt and a few steps, small enough for a laptop.
+pub const OLLAMA_DEFAULT_WINDOW: u32 = 8_192;
+
+/// Everything needed to reach one provider.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProviderConfig {
+    /// The wire format.
+    pub provider: Provider,
+    /// Base URL (with the version path where the provider has one).
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// API key (empty: none is sent).
+    pub api_key: String,
+    /// Context window in tokens (0: the model's default).
+    pub context_window: u32,
+}
+
+impl ProviderConfig {
+    /// A config for an OpenAI-compatible server.
+    pub fn openai(base_url: &str, model: &str, api_key: &str) -> Self {
+        Self {
+            provider: Provider::OpenaiCompatible,
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: api_key.into(),
+            context_window: 0,
+        }
+    }
+
+    /// The base URL without a trailing slash.
+    pub fn base(&self) -> &str {
+        self.base_url.trim_end_matches('/')
+    }
+
+    /// The context window in effect (the setting, else the model's default).
+    pub fn context_window(&self) -> u32 {
+        if self.context_window > 0 {
+            self.context_window
+        } else {
+            default_context_window(self.provider, &self.model)
+        }
+    }
+
+    /// What this provider and model can do.
+    pub fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            context_window: self.context_window(),
+            ..self.provider.capabilities(&self.model)
+        }
+    }
+
+    /// `scheme://host[:port]` of the base URL, if it has one.
+    pub fn origin(&self) -> Option<String> {
+        origin_of(&self.base_url)
+    }
+}
+
+/// `scheme://host[:port]` of an http(s) URL.
+pub fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let host = rest.split(['/', '?', '#']).next()?;
+    let host = host.rsplit('@').next()?;
+    (!host.is_empty()).then(|| format!("{scheme}://{host}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names_are_stable() {
+        let names: Vec<String> = Provider::ALL
+            .iter()
+            .map(|p| {
+                serde_json::to_value(p)
+                    .expect("ser")
+                    .as_str()
+                    .expect("str")
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "openai_compatible",
+                "ollama",
+                "anthropic",
+                "gemini",
+                "chrome_builtin"
+            ]
+        );
+    }
+
+    #[test]
+    fn context_windows_come_from_the_model_the_setting_wins() {
+        assert_eq!(
+            default_context_window(Provider::OpenaiCompatible, "gpt-4o-mini"),
+            128_000
+        );
+        assert_eq!(
+            default_context_window(Provider::Anthropic, "claude-3-5-haiku"),
+            200_000
+        );
+        assert_eq!(
+            default_context_window(Provider::Ollama, "llama3.2:3b"),
+            OLLAMA_DEFAULT_WINDOW
+        );
+        assert_eq!(
+            default_context_window(Provider::OpenaiCompatible, "my-model"),
+            8_192
+        );
+        let mut config = ProviderConfig::openai("http://x/v1", "gpt-4o", "");
+        assert_eq!(config.context_window(), 128_000);
+        config.context_window = 4_096;
+        assert_eq!(config.capabilities().context_window, 4_096);
+    }
+
+    #[test]
+    fn origins() {
+        assert_eq!(
+            origin_of("http://localhost:11434/v1").as_deref(),
+            Some("http://localhost:11434")
+        );
+        assert_eq!(
+            origin_of("https://api.openai.com").as_deref(),
+            Some("https://api.openai.com")
+        );
+        assert_eq!(origin_of("ftp://x"), None);
+        assert_eq!(origin_of("http:///v1"), None);
+    }
+}

@@ -1,0 +1,408 @@
+//! The transport every HTTP model provider shares: one [`WireFormat`] per vendor (pure
+//! request building and response parsing) and [`HttpLlm`], the [`LlmClient`] that sends its
+//! requests over any [`HttpClient`] with time limits, streaming (SSE or NDJSON, chosen by
+//! the response's content type), error mapping and the constrained-output fallback. Pure:
+//! the HTTP client and the clock are ports.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use futures::future::{self, Either, LocalBoxFuture};
+use futures::FutureExt;
+
+use super::doctor;
+use super::provider::ProviderConfig;
+use super::sse::SseParser;
+use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind};
+use crate::ports::{read_body_to_string, Clock, HttpClient, HttpError, HttpRequest, LlmClient};
+
+/// Turns a vendor's streamed payloads (SSE `data:` fields or NDJSON lines) into a reply.
+pub trait StreamDecoder {
+    /// Applies one payload; returns the answer text it added, if any. A payload that is
+    /// not the expected JSON is ignored; an error the stream reports is returned.
+    fn apply(&mut self, payload: &str) -> Result<Option<String>, LlmError>;
+    /// Whether the stream said it is complete.
+    fn is_done(&self) -> bool;
+    /// The reply accumulated so far.
+    fn finish(self: Box<Self>) -> ChatResponse;
+}
+
+/// One vendor's wire format. Everything here is pure, so it is tested natively against
+/// fixtures written from the vendor's documentation.
+pub trait WireFormat {
+    /// Where and how to reach the provider.
+    fn config(&self) -> &ProviderConfig;
+    /// The HTTP request for one chat call.
+    fn build_request(&self, request: &ChatRequest) -> HttpRequest;
+    /// A non-streamed success body. A body that is not the expected JSON is taken as plain
+    /// text, never an error.
+    fn parse_response(&self, body: &str) -> Result<ChatResponse, LlmError>;
+    /// A non-success status and its body, as an actionable error.
+    fn parse_error(&self, status: u16, body: &str) -> LlmError;
+    /// A decoder for a streamed reply.
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder>;
+    /// The request that lists the provider's models.
+    fn models_request(&self) -> HttpRequest;
+    /// Model names from the model-list body.
+    fn parse_models(&self, body: &str) -> Result<Vec<String>, LlmError>;
+    /// Whether `err` is the server refusing the constrained-output option (then the call
+    /// is retried without it, and it stays off for this client).
+    fn rejects_constrained_output(&self, err: &LlmError) -> bool {
+        err.kind == LlmErrorKind::BadRequest && {
+            let text = format!("{} {}", err.message, err.detail.as_deref().unwrap_or(""))
+                .to_ascii_lowercase();
+            [
+                "response_format",
+                "json_schema",
+                "response format",
+                "responsejsonschema",
+                "response_json_schema",
+                "responseschema",
+                "response_schema",
+                "responsemimetype",
+                "response_mime_type",
+            ]
+            .iter()
+            .any(|k| text.contains(k))
+        }
+    }
+}
+
+/// Splits a byte stream into lines (newline-delimited JSON), tolerating chunks that end
+/// anywhere, CRLF line ends and blank lines.
+#[derive(Debug, Default)]
+pub struct LineSplitter {
+    buffer: Vec<u8>,
+}
+
+impl LineSplitter {
+    /// A splitter with nothing buffered.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds a chunk; returns the non-empty lines it completed.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<String> {
+        self.buffer.extend_from_slice(chunk);
+        let mut lines = Vec::new();
+        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.buffer.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim();
+            if !text.is_empty() {
+                lines.push(text.to_string());
+            }
+        }
+        lines
+    }
+
+    /// Ends the stream: a last line without its newline is still delivered.
+    pub fn finish(&mut self) -> Option<String> {
+        let rest = std::mem::take(&mut self.buffer);
+        let text = String::from_utf8_lossy(&rest);
+        let text = text.trim();
+        (!text.is_empty()).then(|| text.to_string())
+    }
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is treated as absent), as milliseconds.
+pub fn parse_retry_after(value: &str) -> Option<u64> {
+    let secs: f64 = value.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0).min(600_000.0) as u64)
+}
+
+/// Time limits of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Until the response head arrives.
+    pub first_byte_ms: u64,
+    /// Between two body chunks.
+    pub idle_ms: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            first_byte_ms: 90_000,
+            idle_ms: 60_000,
+        }
+    }
+}
+
+/// How a streamed body is framed, from its content type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Sse,
+    Lines,
+    Whole,
+}
+
+fn framing(content_type: Option<&str>) -> Framing {
+    let t = content_type.unwrap_or_default().to_ascii_lowercase();
+    if t.contains("text/event-stream") {
+        Framing::Sse
+    } else if t.contains("ndjson") || t.contains("jsonl") || t.contains("json-seq") {
+        Framing::Lines
+    } else {
+        Framing::Whole
+    }
+}
+
+/// An [`LlmClient`] for any HTTP provider, speaking `wire` over `http`.
+pub struct HttpLlm {
+    http: Rc<dyn HttpClient>,
+    clock: Rc<dyn Clock>,
+    wire: Box<dyn WireFormat>,
+    timeouts: Timeouts,
+    /// Switched off after the server rejects constrained output with a 400.
+    constrained_output: Cell<bool>,
+}
+
+impl HttpLlm {
+    /// A client speaking `wire`.
+    pub fn new(http: Rc<dyn HttpClient>, clock: Rc<dyn Clock>, wire: Box<dyn WireFormat>) -> Self {
+        Self {
+            http,
+            clock,
+            wire,
+            timeouts: Timeouts::default(),
+            constrained_output: Cell::new(true),
+        }
+    }
+
+    /// Overrides the time limits.
+    #[must_use]
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// Whether constrained output is still requested.
+    pub fn constrained_output(&self) -> bool {
+        self.constrained_output.get()
+    }
+
+    /// The provider settings this client uses.
+    pub fn config(&self) -> &ProviderConfig {
+        self.wire.config()
+    }
+
+    async fn with_timeout<T>(
+        &self,
+        ms: u64,
+        fut: impl std::future::Future<Output = T>,
+    ) -> Option<T> {
+        let sleep = self.clock.sleep(ms);
+        match future::select(Box::pin(fut), sleep).await {
+            Either::Left((value, _)) => Some(value),
+            Either::Right(_) => None,
+        }
+    }
+
+    fn network(&self, e: &HttpError) -> LlmError {
+        doctor::network_error(self.config(), &e.message)
+    }
+
+    /// Sends `request` and returns the response head, mapping a non-success status to its
+    /// error (with `Retry-After`).
+    async fn send(&self, request: HttpRequest) -> Result<crate::ports::HttpResponse, LlmError> {
+        let sent = self
+            .with_timeout(self.timeouts.first_byte_ms, self.http.send(request))
+            .await;
+        let mut response = match sent {
+            None => {
+                return Err(doctor::timeout_error(
+                    self.config(),
+                    self.timeouts.first_byte_ms,
+                ))
+            }
+            Some(Err(e)) => return Err(self.network(&e)),
+            Some(Ok(r)) => r,
+        };
+        if (200..300).contains(&response.status) {
+            return Ok(response);
+        }
+        let retry_after_ms = response
+            .header("retry-after-ms")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .or_else(|| response.header("retry-after").and_then(parse_retry_after));
+        let body = self
+            .with_timeout(
+                self.timeouts.idle_ms,
+                read_body_to_string(response.body.as_mut(), 64 * 1024),
+            )
+            .await
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let mut err = self.wire.parse_error(response.status, &body);
+        err.status = Some(response.status);
+        if retry_after_ms.is_some() {
+            err.retry_after_ms = retry_after_ms;
+        }
+        Err(err)
+    }
+
+    async fn call(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, LlmError> {
+        let mut response = self.send(self.wire.build_request(request)).await?;
+        let stopped = || {
+            LlmError::new(
+                LlmErrorKind::Timeout,
+                "The model server stopped sending its reply.",
+            )
+        };
+        let framing = framing(response.header("content-type"));
+        if framing == Framing::Whole {
+            let body = self
+                .with_timeout(
+                    self.timeouts.idle_ms,
+                    read_body_to_string(response.body.as_mut(), 8 * 1024 * 1024),
+                )
+                .await
+                .ok_or_else(stopped)?
+                .map_err(|e| self.network(&e))?;
+            let parsed = self.wire.parse_response(&body)?;
+            if !parsed.content.is_empty() {
+                on_delta(&parsed.content);
+            }
+            return Ok(parsed);
+        }
+        let mut sse = SseParser::new();
+        let mut lines = LineSplitter::new();
+        let mut decoder = self.wire.stream_decoder();
+        loop {
+            let chunk = self
+                .with_timeout(self.timeouts.idle_ms, response.body.next_chunk())
+                .await
+                .ok_or_else(stopped)?
+                .map_err(|e| self.network(&e))?;
+            let payloads: Vec<String> = match (framing, &chunk) {
+                (Framing::Sse, Some(bytes)) => {
+                    sse.push(bytes).into_iter().map(|e| e.data).collect()
+                }
+                (Framing::Sse, None) => sse.finish().into_iter().map(|e| e.data).collect(),
+                (_, Some(bytes)) => lines.push(bytes),
+                (_, None) => lines.finish().into_iter().collect(),
+            };
+            for payload in payloads {
+                if let Some(delta) = decoder.apply(&payload)? {
+                    on_delta(&delta);
+                }
+            }
+            if chunk.is_none() || decoder.is_done() {
+                break;
+            }
+        }
+        Ok(decoder.finish())
+    }
+
+    /// The names of the models the provider offers.
+    pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
+        if let Some(err) = doctor::config_error(self.config(), false) {
+            return Err(err);
+        }
+        let mut response = self.send(self.wire.models_request()).await?;
+        let body = self
+            .with_timeout(
+                self.timeouts.idle_ms,
+                read_body_to_string(response.body.as_mut(), 4 * 1024 * 1024),
+            )
+            .await
+            .ok_or_else(|| {
+                LlmError::new(
+                    LlmErrorKind::Timeout,
+                    "The model server stopped sending the model list.",
+                )
+            })?
+            .map_err(|e| self.network(&e))?;
+        let mut models = self.wire.parse_models(&body)?;
+        models.sort();
+        models.dedup();
+        Ok(models)
+    }
+}
+
+impl LlmClient for HttpLlm {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        async move {
+            if let Some(err) = doctor::config_error(self.config(), true) {
+                return Err(err);
+            }
+            if request.response_format.is_some() && !self.constrained_output.get() {
+                let mut plain = request.clone();
+                plain.response_format = None;
+                return self.call(&plain, on_delta).await;
+            }
+            match self.call(request, on_delta).await {
+                Err(err)
+                    if request.response_format.is_some()
+                        && self.wire.rejects_constrained_output(&err) =>
+                {
+                    self.constrained_output.set(false);
+                    let mut plain = request.clone();
+                    plain.response_format = None;
+                    self.call(&plain, on_delta).await
+                }
+                other => other,
+            }
+        }
+        .boxed_local()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn framing_follows_the_content_type() {
+        assert_eq!(
+            framing(Some("text/event-stream; charset=utf-8")),
+            Framing::Sse
+        );
+        assert_eq!(framing(Some("application/x-ndjson")), Framing::Lines);
+        assert_eq!(framing(Some("application/json")), Framing::Whole);
+        assert_eq!(framing(None), Framing::Whole);
+    }
+
+    #[test]
+    fn retry_after_seconds() {
+        assert_eq!(parse_retry_after("2"), Some(2000));
+        assert_eq!(parse_retry_after(" 0.5 "), Some(500));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Lines come out the same however the stream is cut.
+        #[test]
+        fn lines_survive_any_chunking(
+            lines in proptest::collection::vec("[a-z{}\":,é0-9 ]{1,30}", 0..8),
+            cuts in proptest::collection::vec(0usize..300, 0..10),
+            crlf in any::<bool>(),
+        ) {
+            let nl = if crlf { "\r\n" } else { "\n" };
+            let text: String = lines.iter().map(|l| format!("{l}{nl}")).collect();
+            let bytes = text.as_bytes();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut splitter = LineSplitter::new();
+            let mut got = Vec::new();
+            let mut start = 0;
+            for c in cuts { got.extend(splitter.push(&bytes[start..c])); start = c; }
+            got.extend(splitter.push(&bytes[start..]));
+            got.extend(splitter.finish());
+            let expected: Vec<String> = lines.iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+            prop_assert_eq!(got, expected);
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! [`BuiltinModel`]: an [`LlmClient`] on Chrome's built-in model (the Prompt API's global
+//! `LanguageModel`, looked up at call time so tests can install a stand-in). Nothing leaves
+//! the machine. The request mapping is pure ([`crate::llm::builtin`]); this file only calls
+//! the API: `availability()`, `create({initialPrompts})`, `prompt` / `promptStreaming`, and
+//! `destroy()` plus an abort when the call is dropped (Stop, a timeout).
+
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use js_sys::Reflect;
+use wasm_bindgen::JsValue;
+use web_sys::AbortController;
+
+use super::interop::{call, object, to_js, JsError};
+use crate::llm::builtin::{plan, StreamText};
+use crate::llm::{doctor, ChatRequest, ChatResponse, LlmError, LlmErrorKind};
+use crate::ports::LlmClient;
+
+/// The built-in model.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BuiltinModel;
+
+impl BuiltinModel {
+    /// A client for the built-in model.
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+/// The options passed to both `availability()` and `create()` (Chrome asks for the same).
+fn language_options() -> Result<js_sys::Object, JsError> {
+    let text_en = || {
+        object(&[
+            ("type", JsValue::from_str("text")),
+            (
+                "languages",
+                js_sys::Array::of1(&JsValue::from_str("en")).into(),
+            ),
+        ])
+    };
+    object(&[
+        (
+            "expectedInputs",
+            js_sys::Array::of1(&text_en()?.into()).into(),
+        ),
+        (
+            "expectedOutputs",
+            js_sys::Array::of1(&text_en()?.into()).into(),
+        ),
+    ])
+}
+
+/// `globalThis.LanguageModel`, or `None` when this browser has no Prompt API here.
+fn language_model() -> Option<JsValue> {
+    Reflect::get(&js_sys::global(), &JsValue::from_str("LanguageModel"))
+        .ok()
+        .filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+/// What `LanguageModel.availability()` reports: `available`, `downloadable`,
+/// `downloading`, `unavailable`, or `no_api` when there is no Prompt API.
+pub async fn availability() -> Result<String, JsError> {
+    let Some(lm) = language_model() else {
+        return Ok("no_api".into());
+    };
+    let result = call(&lm, "availability", &[language_options()?.into()]).await?;
+    Ok(result.as_string().unwrap_or_else(|| "unavailable".into()))
+}
+
+/// Destroys the session and aborts its prompt when dropped.
+struct SessionGuard {
+    session: JsValue,
+    abort: Option<AbortController>,
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        if let Some(controller) = self.abort.take() {
+            controller.abort();
+        }
+        if let Ok(destroy) = Reflect::get(&self.session, &JsValue::from_str("destroy")) {
+            if let Some(f) = wasm_bindgen::JsCast::dyn_ref::<js_sys::Function>(&destroy) {
+                // Best effort: a session that cannot be destroyed is collected anyway.
+                let _ignored = f.call0(&self.session);
+            }
+        }
+    }
+}
+
+fn failed(err: JsError) -> LlmError {
+    let kind = match err.name.as_str() {
+        "AbortError" => LlmErrorKind::Timeout,
+        "NotSupportedError" | "NotAllowedError" | "InvalidStateError" => LlmErrorKind::Unavailable,
+        "QuotaExceededError" => LlmErrorKind::BadRequest,
+        _ => LlmErrorKind::Server,
+    };
+    let mut e = LlmError::new(
+        kind,
+        format!("Chrome's built-in model failed: {}", err.message),
+    );
+    e.detail = Some(format!("{}: {}", err.name, err.message));
+    e
+}
+
+async fn complete(
+    request: &ChatRequest,
+    on_delta: &mut dyn FnMut(&str),
+) -> Result<ChatResponse, LlmError> {
+    let Some(lm) = language_model() else {
+        return Err(doctor::builtin_unavailable("no_api"));
+    };
+    let state = availability().await.map_err(failed)?;
+    if state != "available" {
+        return Err(doctor::builtin_unavailable(&state));
+    }
+    let plan = plan(request);
+    let options = language_options().map_err(failed)?;
+    Reflect::set(
+        &options,
+        &JsValue::from_str("initialPrompts"),
+        &to_js(&plan.initial_prompts).map_err(failed)?,
+    )
+    .map_err(|e| failed(e.into()))?;
+    let session = call(&lm, "create", &[options.into()])
+        .await
+        .map_err(failed)?;
+    let controller = AbortController::new().map_err(|e| failed(e.into()))?;
+    let prompt_options = object(&[("signal", controller.signal().into())]).map_err(failed)?;
+    if let Some(schema) = &plan.response_constraint {
+        Reflect::set(
+            &prompt_options,
+            &JsValue::from_str("responseConstraint"),
+            &to_js(schema).map_err(failed)?,
+        )
+        .map_err(|e| failed(e.into()))?;
+    }
+    let guard = SessionGuard {
+        session: session.clone(),
+        abort: Some(controller),
+    };
+    let prompt = JsValue::from_str(&plan.prompt);
+    let response = if request.stream {
+        let stream = call(
+            &session,
+            "promptStreaming",
+            &[prompt, prompt_options.into()],
+        )
+        .await
+        .map_err(failed)?;
+        let reader = call(&stream, "getReader", &[]).await.map_err(failed)?;
+        let mut text = StreamText::new();
+        loop {
+            let chunk = call(&reader, "read", &[]).await.map_err(failed)?;
+            let done = Reflect::get(&chunk, &JsValue::from_str("done"))
+                .map(|d| d.is_truthy())
+                .unwrap_or(true);
+            if done {
+                break;
+            }
+            let value = Reflect::get(&chunk, &JsValue::from_str("value"))
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default();
+            let delta = text.push(&value);
+            if !delta.is_empty() {
+                on_delta(&delta);
+            }
+        }
+        text.finish()
+    } else {
+        let reply = call(&session, "prompt", &[prompt, prompt_options.into()])
+            .await
+            .map_err(failed)?;
+        let mut text = StreamText::new();
+        let content = reply.as_string().unwrap_or_default();
+        if !content.is_empty() {
+            on_delta(&text.push(&content));
+        }
+        text.finish()
+    };
+    drop(guard);
+    Ok(response)
+}
+
+impl LlmClient for BuiltinModel {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        complete(request, on_delta).boxed_local()
+    }
+}
