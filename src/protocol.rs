@@ -56,6 +56,13 @@ impl Request {
                 ))
             })
         };
+        let settings = || {
+            raw.settings.clone().ok_or_else(|| {
+                bad(format!(
+                    "Unreadable request: \"{kind}\" needs \"settings\"."
+                ))
+            })
+        };
         let command = match kind {
             "snapshot" => Command::Snapshot {
                 session: session()?,
@@ -87,9 +94,13 @@ impl Request {
             },
             "get_settings" => Command::GetSettings,
             "save_settings" => Command::SaveSettings {
-                settings: raw.settings.clone().ok_or_else(|| {
-                    bad("Unreadable request: \"save_settings\" needs \"settings\".".into())
-                })?,
+                settings: settings()?,
+            },
+            "test_connection" => Command::TestConnection {
+                settings: settings()?,
+            },
+            "list_models" => Command::ListModels {
+                settings: settings()?,
             },
             other => {
                 return Err(bad(format!(
@@ -154,6 +165,17 @@ pub enum Command {
     /// Save the settings.
     SaveSettings {
         /// The new settings.
+        settings: Settings,
+    },
+    /// One tiny real call with these (possibly unsaved) settings: latency and reply, or
+    /// the doctor's diagnosis.
+    TestConnection {
+        /// The settings to try.
+        settings: Settings,
+    },
+    /// The models the provider in these settings offers.
+    ListModels {
+        /// The settings to ask with.
         settings: Settings,
     },
 }
@@ -355,6 +377,9 @@ pub struct SessionView {
     pub pending_input: Option<PendingInputView>,
     /// Last change (ms).
     pub updated_at: u64,
+    /// No model is set up yet: the popup shows its setup card.
+    #[serde(default)]
+    pub setup_needed: bool,
 }
 
 /// A question from the run to the user, as the popup shows it.
@@ -414,6 +439,7 @@ impl SessionView {
                 }
             }),
             updated_at: state.updated_at,
+            setup_needed: false,
         }
     }
 }

@@ -12,6 +12,8 @@ use serde_json::{json, Value};
 
 use crate::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
 use crate::agent::{Engine, Inbox, InputMessage, StopSignal};
+use crate::llm::doctor::{self, DoctorContext};
+use crate::llm::{ChatMessage, ChatRequest, LlmError, LlmErrorKind, Role};
 use crate::ports::{Clock, EventSink, LlmClient, PageReader, StateStore};
 use crate::protocol::{validate_session, ApiError, ApiErrorKind, Command, Request, SessionView};
 use crate::settings::Settings;
@@ -21,10 +23,30 @@ use crate::tools::ToolBox;
 /// Longest question accepted, in characters.
 pub const MAX_QUESTION_CHARS: usize = 20_000;
 
-/// Makes the model client for the current settings.
+/// Makes model clients, and tells what the browser knows about reaching a provider.
 pub trait ModelFactory {
     /// A client speaking the settings' provider.
     fn client(&self, settings: &Settings) -> Rc<dyn LlmClient>;
+    /// The models the settings' provider offers.
+    fn models<'a>(
+        &'a self,
+        settings: &'a Settings,
+    ) -> LocalBoxFuture<'a, Result<Vec<String>, LlmError>> {
+        let provider = settings.provider.label();
+        futures::future::ready(Err(LlmError::new(
+            LlmErrorKind::BadRequest,
+            format!("{provider} does not list its models."),
+        )))
+        .boxed_local()
+    }
+    /// Whether the extension holds a host permission for `origin` (`None`: unknown).
+    fn host_permission<'a>(&'a self, _origin: &'a str) -> LocalBoxFuture<'a, Option<bool>> {
+        futures::future::ready(None).boxed_local()
+    }
+    /// `chrome-extension://<id>` (empty when unknown).
+    fn extension_origin(&self) -> String {
+        String::new()
+    }
 }
 
 /// The ports the service needs.
@@ -114,6 +136,8 @@ impl Service {
             },
             Command::GetSettings => (self.get_settings().await, None),
             Command::SaveSettings { settings } => (self.save_settings(settings).await, None),
+            Command::TestConnection { settings } => (self.test_connection(settings).await, None),
+            Command::ListModels { settings } => (self.list_models(settings).await, None),
         }
     }
 
@@ -192,7 +216,9 @@ impl Service {
     ) -> Result<(Value, Option<RunFuture>), ApiError> {
         validate_session(session)?;
         let state = self.load_session(session).await?;
-        let view = json!(SessionView::of(&state));
+        let mut view = SessionView::of(&state);
+        view.setup_needed = !self.is_configured().await;
+        let view = json!(view);
         let run = if state.status == RunStatus::Running {
             self.claim(session)
                 .await
@@ -506,8 +532,96 @@ impl Service {
         Ok(json!({ "filename": filename, "json": text }))
     }
 
+    /// Whether settings were ever saved (else the popup offers its setup card). A store
+    /// that cannot be read counts as configured: the run's own error then says what failed.
+    async fn is_configured(&self) -> bool {
+        !matches!(
+            self.ports.settings.get(crate::settings::SETTINGS_KEY).await,
+            Ok(None)
+        )
+    }
+
+    /// One tiny real call with `settings`: the latency and the model's reply, or the
+    /// doctor's diagnosis of what failed and how to fix it.
+    async fn test_connection(&self, settings: Settings) -> Result<Value, ApiError> {
+        let settings = settings
+            .validated()
+            .map_err(|e| ApiError::new(ApiErrorKind::InvalidSettings, e.0))?;
+        let config = settings.provider_config();
+        let client = self.ports.models.client(&settings);
+        let request = ChatRequest {
+            messages: vec![
+                ChatMessage::new(
+                    Role::System,
+                    "This is a connection test. Reply with the single word OK.",
+                ),
+                ChatMessage::new(Role::User, "Reply with OK."),
+            ],
+            max_tokens: Some(16),
+            stream: false,
+            ..Default::default()
+        };
+        let started = self.ports.clock.now_ms();
+        let result = client.complete(&request, &mut |_| {}).await;
+        let latency_ms = self.ports.clock.now_ms().saturating_sub(started);
+        match result {
+            Ok(reply) => {
+                let text: String = reply.content.trim().chars().take(200).collect();
+                Ok(json!({
+                    "ok": true,
+                    "latency_ms": latency_ms,
+                    "reply": text,
+                    "provider": config.provider,
+                    "model": config.model,
+                    "capabilities": config.capabilities(),
+                }))
+            }
+            Err(err) => {
+                let diagnosis = self.diagnose(&settings, &err).await;
+                Ok(json!({ "ok": false, "latency_ms": latency_ms, "diagnosis": diagnosis }))
+            }
+        }
+    }
+
+    /// The doctor's reading of `err`, with the facts it needs gathered first: the host
+    /// permission for a network failure, the server's model list for a 404.
+    async fn diagnose(&self, settings: &Settings, err: &LlmError) -> doctor::Diagnosis {
+        let config = settings.provider_config();
+        let mut ctx = DoctorContext {
+            extension_origin: self.ports.models.extension_origin(),
+            ..Default::default()
+        };
+        if err.kind == LlmErrorKind::Network {
+            if let Some(origin) = config.origin() {
+                ctx.host_permission = self.ports.models.host_permission(&origin).await;
+            }
+        }
+        if err.kind == LlmErrorKind::NotFound && settings.provider.lists_models() {
+            ctx.models = self.ports.models.models(settings).await.ok();
+        }
+        doctor::diagnose(&config, err, &ctx)
+    }
+
+    /// The models the provider offers (`models` empty and a `diagnosis` when it cannot
+    /// say).
+    async fn list_models(&self, settings: Settings) -> Result<Value, ApiError> {
+        let settings = settings
+            .validated()
+            .map_err(|e| ApiError::new(ApiErrorKind::InvalidSettings, e.0))?;
+        if !settings.provider.lists_models() {
+            return Ok(json!({ "models": [], "listed": false }));
+        }
+        match self.ports.models.models(&settings).await {
+            Ok(models) => Ok(json!({ "models": models, "listed": true })),
+            Err(err) => {
+                let diagnosis = self.diagnose(&settings, &err).await;
+                Ok(json!({ "models": [], "listed": false, "diagnosis": diagnosis }))
+            }
+        }
+    }
+
     async fn get_settings(&self) -> Result<Value, ApiError> {
-        let s = Settings::load(self.ports.settings.as_ref())
+        let (settings, configured, problem) = Settings::load_checked(self.ports.settings.as_ref())
             .await
             .map_err(|e| {
                 ApiError::new(
@@ -515,7 +629,15 @@ impl Service {
                     format!("Could not read the settings: {e}"),
                 )
             })?;
-        Ok(json!(s))
+        let mut value = json!(settings);
+        value["configured"] = json!(configured);
+        if let Some(problem) = problem {
+            value["notice"] = json!(format!(
+                "{}: the defaults are shown, and the saved record is kept until you save.",
+                capitalize(&problem.to_string())
+            ));
+        }
+        Ok(value)
     }
 
     async fn save_settings(&self, settings: Settings) -> Result<Value, ApiError> {
@@ -529,5 +651,13 @@ impl Service {
             )
         })?;
         Ok(json!(s))
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }

@@ -147,6 +147,7 @@ fn session_view_fields_are_frozen() {
             "phase",
             "question",
             "session",
+            "setup_needed",
             "status",
             "step",
             "steps",

@@ -16,12 +16,14 @@ use super::interop::{call, chrome, object, to_js, to_json_text, JsError};
 use super::pages::ChromePages;
 use super::storage::{Area, ChromeStore};
 use crate::llm::wire::HttpLlm;
-use crate::llm::ProviderConfig;
+use crate::llm::{LlmError, ProviderConfig};
 use crate::ports::Clock;
 use crate::ports::LlmClient;
 use crate::protocol::{envelope, ApiError, ApiErrorKind};
 use crate::service::{ModelFactory, Ports, Service};
 use crate::settings::Settings;
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
 
 /// Builds model clients on `fetch` (or Chrome's Prompt API for the built-in model). The
 /// client is kept while the provider settings stay the same, so what it learned (a server
@@ -46,6 +48,45 @@ impl ModelFactory for WebModels {
         };
         *cached = Some((config, client.clone()));
         client
+    }
+
+    fn models<'a>(
+        &'a self,
+        settings: &'a Settings,
+    ) -> LocalBoxFuture<'a, Result<Vec<String>, LlmError>> {
+        async move {
+            let config = settings.provider_config();
+            match crate::llm::wire_for(config) {
+                Some(wire) => {
+                    HttpLlm::new(Rc::new(FetchHttp), Rc::new(JsClock), wire)
+                        .list_models()
+                        .await
+                }
+                None => Ok(Vec::new()),
+            }
+        }
+        .boxed_local()
+    }
+
+    fn host_permission<'a>(&'a self, origin: &'a str) -> LocalBoxFuture<'a, Option<bool>> {
+        async move {
+            let permissions = chrome(&["permissions"]).ok()?;
+            let origins = js_sys::Array::of1(&JsValue::from_str(&format!("{origin}/*")));
+            let query = object(&[("origins", origins.into())]).ok()?;
+            call(&permissions, "contains", &[query.into()])
+                .await
+                .ok()?
+                .as_bool()
+        }
+        .boxed_local()
+    }
+
+    fn extension_origin(&self) -> String {
+        chrome(&["runtime", "id"])
+            .ok()
+            .and_then(|id| id.as_string())
+            .map(|id| format!("chrome-extension://{id}"))
+            .unwrap_or_default()
     }
 }
 
