@@ -1,36 +1,101 @@
-// KnowledgeLens options: the model provider settings and the token budget of a run.
+// KnowledgeLens options: the model provider, its connection check, and the token budget.
 //
-// Loads with `get_settings` and saves with `save_settings`; the backend validates and
-// normalizes, and its validation message is shown in the status line. A Base URL outside localhost needs a host permission, which Chrome only grants
-// from a user gesture: it is requested first thing in the Save handler, before any await.
+// Loads with `get_settings`, saves with `save_settings`, checks with `test_connection` and
+// fills the Model list with `list_models`; the backend validates, normalizes and explains (the
+// connection doctor lives in Rust). Each provider's fields are remembered while switching
+// between providers. Two things must happen here, in the click handler, because Chrome only
+// allows them during a user gesture: asking for a host permission (a Base URL outside
+// localhost), and starting the download of Chrome's built-in model.
+//
+// Everything shown from the backend or a server is set as text, never as HTML.
 
 import { Connection } from './messaging.js';
 
+/** What each provider starts from, and how its fields are explained. */
+const PROVIDERS = {
+  openai_compatible: {
+    baseUrl: 'http://localhost:11434/v1',
+    hint: 'Any server that speaks OpenAI\'s chat completions: OpenAI, OpenRouter, Groq, LM Studio, llama.cpp\'s server, vLLM, or Ollama\'s /v1.',
+    urlHint: 'The address that serves /chat/completions, including the version path: e.g. http://localhost:11434/v1 (Ollama), http://localhost:1234/v1 (LM Studio) or https://api.openai.com/v1.',
+    keyHint: 'Leave empty for local servers that need none. Stored on this device only.',
+    modelPlaceholder: 'e.g. llama3.2 or gpt-4o-mini',
+  },
+  ollama: {
+    baseUrl: 'http://localhost:11434',
+    hint: 'Ollama\'s own API on this computer (or your network). Ollama must allow the extension\'s origin: Test connection explains how if it does not.',
+    urlHint: 'The server\'s root, without /v1: e.g. http://localhost:11434.',
+    keyHint: 'Ollama needs no key; leave empty unless a proxy in front of it asks for one.',
+    modelPlaceholder: 'e.g. llama3.2',
+  },
+  anthropic: {
+    baseUrl: 'https://api.anthropic.com/v1',
+    hint: 'Claude models through Anthropic\'s Messages API. Needs an API key.',
+    urlHint: 'Keep https://api.anthropic.com/v1 unless you use a proxy.',
+    keyHint: 'Required: a key from console.anthropic.com. Stored on this device only.',
+    modelPlaceholder: 'e.g. claude-sonnet-4-5',
+  },
+  gemini: {
+    baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+    hint: 'Gemini models through Google\'s Gemini API. Needs an API key.',
+    urlHint: 'Keep https://generativelanguage.googleapis.com/v1beta unless you use a proxy.',
+    keyHint: 'Required: a key from aistudio.google.com. Stored on this device only.',
+    modelPlaceholder: 'e.g. gemini-2.5-flash',
+  },
+  chrome_builtin: {
+    baseUrl: '',
+    hint: 'Chrome\'s own on-device model (Gemini Nano, through the Prompt API): no key, and nothing leaves this computer. It needs a recent Chrome on a capable device: Test connection tells you what is missing.',
+    urlHint: '',
+    keyHint: '',
+    modelPlaceholder: '',
+  },
+};
+
 const DEFAULTS = {
   provider: 'openai_compatible',
-  base_url: 'http://localhost:11434/v1',
+  base_url: PROVIDERS.openai_compatible.baseUrl,
   model: '',
   api_key: '',
+  context_window: 0,
+  profiles: {},
   stream: true,
   token_budget: 32000,
 };
 
-const form = document.getElementById('settings-form');
-const fieldsets = [document.getElementById('fields'), document.getElementById('limits')];
-const provider = document.getElementById('provider');
-const baseUrl = document.getElementById('base-url');
-const model = document.getElementById('model');
-const apiKey = document.getElementById('api-key');
-const tokenBudget = document.getElementById('token-budget');
-const saveButton = document.getElementById('save');
-const status = document.getElementById('status');
+/** Bounds the backend checks (it has the last word; these only pick a message). */
+const BUDGET = { min: 1000, max: 10_000_000 };
+const WINDOW = { min: 1024, max: 10_000_000 };
+
+const $ = (id) => document.getElementById(id);
+const form = $('settings-form');
+const fieldsets = [$('fields'), $('limits')];
+const provider = $('provider');
+const baseUrl = $('base-url');
+const model = $('model');
+const modelList = $('model-list');
+const apiKey = $('api-key');
+const contextWindow = $('context-window');
+const tokenBudget = $('token-budget');
+const saveButton = $('save');
+const testButton = $('test');
+const status = $('status');
+const check = {
+  section: $('check'),
+  summary: $('check-summary'),
+  steps: $('check-steps'),
+  suggestions: $('check-suggestions'),
+  detail: $('check-detail'),
+  allow: $('allow-access'),
+  download: $('download-model'),
+};
 
 /** The settings last loaded or saved; fields the form does not show are kept from here. */
 let current = { ...DEFAULTS };
-
-/** Bounds of the token budget, as the backend checks them. */
-const BUDGET_MIN = 1000;
-const BUDGET_MAX = 10_000_000;
+/** Per-provider fields while editing: switching providers keeps what was typed. */
+let drafts = {};
+/** The provider whose fields the form shows. */
+let shown = DEFAULTS.provider;
+/** The origin a failed check asked permission for (the "Allow access" button). */
+let pendingOrigin = null;
 
 function setStatus(text, kind = 'info') {
   status.textContent = text;
@@ -39,7 +104,7 @@ function setStatus(text, kind = 'info') {
 
 /** Marks `input` (or no field, with null) as the one the current error is about. */
 function markInvalid(input) {
-  for (const field of [baseUrl, tokenBudget]) {
+  for (const field of [baseUrl, model, apiKey, contextWindow, tokenBudget]) {
     if (field === input) field.setAttribute('aria-invalid', 'true');
     else field.removeAttribute('aria-invalid');
   }
@@ -49,23 +114,80 @@ function markInvalid(input) {
 function setEnabled(enabled) {
   for (const fieldset of fieldsets) fieldset.disabled = !enabled;
   saveButton.disabled = !enabled;
+  testButton.disabled = !enabled;
+}
+
+const plainNumber = (n) => n.toLocaleString('en-US');
+
+/** The form's connection fields (a context window that is not a whole number counts as 0). */
+function typedFields() {
+  const window = typedNumber(contextWindow);
+  return {
+    base_url: baseUrl.value.trim(),
+    model: model.value.trim(),
+    api_key: apiKey.value.trim(),
+    context_window: typeof window === 'number' ? window : 0,
+  };
+}
+
+/** Shows `which` provider's fields: its draft, else its saved profile, else its defaults. */
+function showProvider(which) {
+  const meta = PROVIDERS[which] ?? PROVIDERS.openai_compatible;
+  const saved = drafts[which] ?? current.profiles?.[which] ?? {};
+  shown = which;
+  provider.value = which;
+  baseUrl.value = saved.base_url || meta.baseUrl;
+  baseUrl.placeholder = meta.baseUrl;
+  model.value = saved.model ?? '';
+  model.placeholder = meta.modelPlaceholder;
+  apiKey.value = saved.api_key ?? '';
+  const window = Number(saved.context_window) || 0;
+  contextWindow.value = window ? String(window) : '';
+  $('provider-hint').textContent = meta.hint;
+  $('base-url-hint').textContent = meta.urlHint;
+  $('api-key-hint').textContent = meta.keyHint;
+  const http = which !== 'chrome_builtin';
+  $('base-url-field').hidden = !http;
+  $('api-key-field').hidden = !http;
+  $('model-field').hidden = !http;
+  contextWindow.placeholder = 'model default';
+  $('context-window-hint').textContent =
+    'Tokens the model can take in at once (prompt and reply). Leave empty for the model\'s ' +
+    'default; KnowledgeLens sizes the page excerpt to fit it.' +
+    (which === 'ollama' ? ' Ollama is asked for this window (8,192 unless you set one).' : '');
+  setModels([], '');
 }
 
 function fill(settings) {
   current = { ...DEFAULTS, ...settings };
-  provider.value = current.provider === 'openai_compatible' ? current.provider : 'openai_compatible';
-  baseUrl.value = current.base_url ?? '';
-  model.value = current.model ?? '';
-  apiKey.value = current.api_key ?? '';
+  drafts = {};
+  current.profiles = { ...(current.profiles ?? {}) };
+  // The record's own fields are the truth for its provider.
+  current.profiles[current.provider] = {
+    base_url: current.base_url,
+    model: current.model,
+    api_key: current.api_key,
+    context_window: current.context_window,
+  };
+  showProvider(current.provider in PROVIDERS ? current.provider : DEFAULTS.provider);
   tokenBudget.value = String(current.token_budget ?? DEFAULTS.token_budget);
 }
 
-/**
- * The budget typed in the field as a number, or null when it is not a whole number (empty,
- * text, a fraction). The range is left to the backend, whose message the status line shows.
- */
-function typedBudget() {
-  const text = tokenBudget.value.trim();
+function setModels(names, hint) {
+  modelList.replaceChildren(
+    ...names.map((name) => {
+      const option = document.createElement('option');
+      option.value = name;
+      return option;
+    }),
+  );
+  $('model-hint').textContent = hint;
+}
+
+/** A whole number typed in `input`, '' when empty, or null when it is not one. */
+function typedNumber(input) {
+  const text = input.value.trim();
+  if (text === '') return '';
   if (!/^\d+$/.test(text)) return null;
   const value = Number(text);
   return Number.isSafeInteger(value) ? value : null;
@@ -78,12 +200,13 @@ function isLoopback(url) {
 
 /** A friendly message for an unusable Base URL, or null. The backend validates again. */
 function urlProblem(text) {
-  if (!text) return 'Enter the Base URL of your provider, e.g. http://localhost:11434/v1.';
+  const example = PROVIDERS[shown].baseUrl;
+  if (!text) return `Enter the Base URL of your provider, e.g. ${example}.`;
   let url;
   try {
     url = new URL(text);
   } catch {
-    return `"${text}" is not a valid URL. Use a full address such as http://localhost:11434/v1.`;
+    return `"${text}" is not a valid URL. Use a full address such as ${example}.`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return 'The Base URL must start with http:// or https://.';
@@ -94,78 +217,279 @@ function urlProblem(text) {
   return null;
 }
 
+/**
+ * The settings the form describes, or null after showing what is wrong. Asks for the host
+ * permission a non-local Base URL needs: call it first thing in a click handler. Saving needs
+ * the permission; a connection test goes on without it (the doctor then explains, with a
+ * button to ask again).
+ */
+async function settingsFromForm({ requirePermission }) {
+  const fields = typedFields();
+  const http = shown !== 'chrome_builtin';
+  if (http) {
+    const problem = urlProblem(fields.base_url);
+    if (problem) {
+      setStatus(problem, 'error');
+      markInvalid(baseUrl);
+      return null;
+    }
+  }
+  const budget = typedNumber(tokenBudget);
+  if (budget === null || budget === '') {
+    setStatus(
+      `Enter the token budget as a whole number of tokens from ${plainNumber(BUDGET.min)} ` +
+        `to ${plainNumber(BUDGET.max)}, e.g. 32000.`,
+      'error',
+    );
+    markInvalid(tokenBudget);
+    return null;
+  }
+  const window = typedNumber(contextWindow);
+  if (window === null) {
+    setStatus(
+      `Enter the context window as a whole number of tokens from ${plainNumber(WINDOW.min)} ` +
+        `to ${plainNumber(WINDOW.max)}, or leave it empty for the model's default.`,
+      'error',
+    );
+    markInvalid(contextWindow);
+    return null;
+  }
+  if (http) {
+    const url = new URL(fields.base_url);
+    if (!isLoopback(url) && !(await requestAccess(`${url.origin}/*`)) && requirePermission) return null;
+  }
+  drafts[shown] = { ...fields, context_window: window === '' ? 0 : window };
+  return {
+    ...current,
+    provider: shown,
+    base_url: http ? fields.base_url : '',
+    model: http ? fields.model : '',
+    api_key: http ? fields.api_key : '',
+    context_window: window === '' ? 0 : window,
+    profiles: { ...current.profiles, ...drafts },
+    token_budget: budget,
+  };
+}
+
+/** Asks Chrome for a host permission (needs a user gesture); true when granted. */
+async function requestAccess(pattern) {
+  const origin = pattern.replace(/\/\*$/, '');
+  let granted = false;
+  try {
+    granted = await chrome.permissions.request({ origins: [pattern] });
+  } catch (err) {
+    setStatus(`Could not ask for permission to reach ${origin}: ${err.message}`, 'error');
+    return false;
+  }
+  if (!granted) {
+    setStatus(
+      `Permission to reach ${origin} was not granted, so KnowledgeLens cannot use this ` +
+        'provider. Try again and choose Allow, or use a server on localhost.',
+      'error',
+    );
+  }
+  return granted;
+}
+
+function pointAt(message) {
+  if (/token budget/i.test(message)) return tokenBudget;
+  if (/context window/i.test(message)) return contextWindow;
+  if (/base url/i.test(message)) return baseUrl;
+  if (/api key/i.test(message)) return apiKey;
+  return null;
+}
+
 async function load() {
   try {
-    fill(await connection.request('get_settings'));
-    setStatus('');
+    const settings = await connection.request('get_settings');
+    fill(settings);
+    const asked = new URLSearchParams(location.search).get('provider');
+    if (asked in PROVIDERS && !settings.configured) showProvider(asked);
+    setStatus(settings.notice ?? (settings.configured ? '' : 'Choose a provider, then click Test connection.'),
+      settings.notice ? 'error' : 'info');
   } catch (err) {
     fill(DEFAULTS);
     setStatus(`Could not load the saved settings: ${err.message}`, 'error');
   } finally {
     setEnabled(true);
   }
+  void refreshModels();
 }
 
 async function save() {
-  const text = baseUrl.value.trim();
-  const problem = urlProblem(text);
-  if (problem) {
-    setStatus(problem, 'error');
-    markInvalid(baseUrl);
-    return;
-  }
-  const budget = typedBudget();
-  if (budget === null) {
-    setStatus(
-      `Enter the token budget as a whole number of tokens from ${BUDGET_MIN.toLocaleString('en-US')} ` +
-        `to ${BUDGET_MAX.toLocaleString('en-US')}, e.g. 32000.`,
-      'error',
-    );
-    markInvalid(tokenBudget);
-    return;
-  }
-  const url = new URL(text);
-  if (!isLoopback(url)) {
-    // Must be the first await of the click handler: Chrome needs the user gesture.
-    let granted = false;
-    try {
-      granted = await chrome.permissions.request({ origins: [`${url.origin}/*`] });
-    } catch (err) {
-      setStatus(`Could not ask for permission to reach ${url.origin}: ${err.message}`, 'error');
-      return;
-    }
-    if (!granted) {
-      setStatus(
-        `Permission to reach ${url.origin} was not granted, so KnowledgeLens cannot use this ` +
-          'provider. Click Save again and choose Allow, or use a server on localhost.',
-        'error',
-      );
-      return;
-    }
-  }
-  const settings = {
-    ...current,
-    provider: provider.value,
-    base_url: text,
-    model: model.value.trim(),
-    api_key: apiKey.value.trim(),
-    token_budget: budget,
-  };
+  const settings = await settingsFromForm({ requirePermission: true });
+  if (!settings) return;
   saveButton.disabled = true;
   setStatus('Saving…');
   try {
     fill(await connection.request('save_settings', { settings }));
     markInvalid(null);
     setStatus('Saved.', 'ok');
+    void refreshModels();
   } catch (err) {
     // The backend names the setting it refused; point at that field when it is one we show.
     const message = err.message || 'The settings could not be saved.';
-    if (err.kind === 'invalid_settings') {
-      markInvalid(/token budget/i.test(message) ? tokenBudget : /base url/i.test(message) ? baseUrl : null);
-    }
+    if (err.kind === 'invalid_settings') markInvalid(pointAt(message));
     setStatus(message, 'error');
   } finally {
     saveButton.disabled = false;
+  }
+}
+
+function clearCheck() {
+  check.section.hidden = true;
+  check.section.dataset.result = '';
+  check.summary.textContent = '';
+  check.steps.replaceChildren();
+  check.suggestions.replaceChildren();
+  check.suggestions.hidden = true;
+  check.detail.hidden = true;
+  check.allow.hidden = true;
+  check.download.hidden = true;
+  pendingOrigin = null;
+}
+
+/** Appends `text` to `parent`, with `backticked` parts as <code> (built as nodes, never HTML). */
+function appendWithCode(parent, text) {
+  text.split('`').forEach((part, i) => {
+    if (i % 2 === 1) {
+      const code = document.createElement('code');
+      code.textContent = part;
+      parent.append(code);
+    } else if (part) {
+      parent.append(document.createTextNode(part));
+    }
+  });
+}
+
+function showSuccess(result) {
+  clearCheck();
+  check.section.hidden = false;
+  check.section.dataset.result = 'ok';
+  const reply = result.reply ? ` The model replied: “${result.reply}”.` : ' The model replied with nothing.';
+  check.summary.textContent = `Connected in ${plainNumber(result.latency_ms)} ms.${reply}`;
+  const caps = result.capabilities ?? {};
+  const li = document.createElement('li');
+  li.textContent =
+    `Context window ${plainNumber(caps.context_window ?? 0)} tokens; ` +
+    `${caps.native_tools ? 'native tool calls' : 'tools through the prompt'}; ` +
+    `${caps.constrained_output ? 'constrained JSON output' : 'JSON read from the text'}.`;
+  check.steps.append(li);
+}
+
+function showDiagnosis(diagnosis) {
+  clearCheck();
+  check.section.hidden = false;
+  check.section.dataset.result = diagnosis.problem;
+  check.summary.textContent = diagnosis.summary;
+  for (const step of diagnosis.steps ?? []) {
+    const li = document.createElement('li');
+    appendWithCode(li, step);
+    check.steps.append(li);
+  }
+  if (diagnosis.suggestions?.length) {
+    check.suggestions.hidden = false;
+    for (const name of diagnosis.suggestions) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'secondary';
+      button.textContent = `Use ${name}`;
+      button.addEventListener('click', () => {
+        model.value = name;
+        model.focus();
+        setStatus(`Model set to ${name}: click Test connection, then Save.`);
+      });
+      check.suggestions.append(button);
+    }
+  }
+  if (diagnosis.detail) {
+    check.detail.hidden = false;
+    check.detail.textContent = `The server said: ${diagnosis.detail}`;
+  }
+  if (diagnosis.permission_origin) {
+    pendingOrigin = diagnosis.permission_origin;
+    check.allow.hidden = false;
+    check.allow.textContent = `Allow access to ${pendingOrigin.replace(/\/\*$/, '')}`;
+  }
+  if (diagnosis.problem === 'builtin_unavailable' && diagnosis.detail === 'downloadable') {
+    check.download.hidden = false;
+  }
+}
+
+/** Connection checks finished so far (exposed as data-checks: tests wait on it). */
+let checksDone = 0;
+
+async function testConnection() {
+  const settings = await settingsFromForm({ requirePermission: false });
+  if (!settings) return;
+  testButton.disabled = true;
+  clearCheck();
+  setStatus('Testing the connection…');
+  try {
+    const result = await connection.request('test_connection', { settings });
+    if (result.ok) {
+      showSuccess(result);
+      setStatus('Connection works. Save to use it.', 'ok');
+      void refreshModels();
+    } else {
+      showDiagnosis(result.diagnosis);
+      setStatus('The connection failed: see below.', 'error');
+    }
+  } catch (err) {
+    clearCheck();
+    if (err.kind === 'invalid_settings') markInvalid(pointAt(err.message));
+    setStatus(err.message || 'The connection could not be tested.', 'error');
+  } finally {
+    testButton.disabled = false;
+    checksDone += 1;
+    check.section.dataset.checks = String(checksDone);
+  }
+}
+
+/** Fills the Model list from the server, quietly: a server that cannot list is fine. */
+let modelsAsked = 0;
+async function refreshModels() {
+  const which = shown;
+  const fields = typedFields();
+  if (which === 'chrome_builtin' || urlProblem(fields.base_url)) return;
+  const ticket = ++modelsAsked;
+  try {
+    const settings = { ...current, provider: which, ...fields, context_window: 0 };
+    const result = await connection.request('list_models', { settings });
+    if (ticket !== modelsAsked || which !== shown) return;
+    if (result.listed) {
+      setModels(result.models, result.models.length
+        ? `${plainNumber(result.models.length)} models on this server: type to filter, or choose one.`
+        : 'The server lists no models yet.');
+    } else {
+      setModels([], '');
+    }
+  } catch {
+    if (ticket === modelsAsked) setModels([], '');
+  }
+}
+
+/** Starts the built-in model's download: Chrome only allows it from a user gesture. */
+async function downloadModel() {
+  if (!('LanguageModel' in globalThis)) {
+    setStatus('This browser has no built-in model to download.', 'error');
+    return;
+  }
+  check.download.disabled = true;
+  try {
+    const session = await globalThis.LanguageModel.create({
+      monitor(m) {
+        m.addEventListener('downloadprogress', (e) => {
+          setStatus(`Downloading Chrome's built-in model… ${Math.round(e.loaded * 100)}%`);
+        });
+      },
+    });
+    session.destroy();
+    setStatus('The built-in model is ready: click Test connection.', 'ok');
+  } catch (err) {
+    setStatus(`The download did not start: ${err.message}`, 'error');
+  } finally {
+    check.download.disabled = false;
   }
 }
 
@@ -184,5 +508,20 @@ form.addEventListener('input', (event) => {
   event.target.removeAttribute?.('aria-invalid');
   if (status.dataset.kind === 'ok') setStatus('');
 });
+provider.addEventListener('change', () => {
+  drafts[shown] = { ...typedFields() };
+  showProvider(provider.value);
+  clearCheck();
+  void refreshModels();
+});
+for (const input of [baseUrl, apiKey]) input.addEventListener('change', () => void refreshModels());
+testButton.addEventListener('click', () => void testConnection());
+check.allow.addEventListener('click', async () => {
+  if (pendingOrigin && (await requestAccess(pendingOrigin))) {
+    check.allow.hidden = true;
+    setStatus('Access granted: click Test connection again.', 'ok');
+  }
+});
+check.download.addEventListener('click', () => void downloadModel());
 
 connection.start();

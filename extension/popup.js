@@ -12,7 +12,8 @@ const el = Object.fromEntries(
     'page', 'ask-form', 'question', 'max-steps', 'ask', 'stop', 'status', 'tokens', 'error',
     'error-message', 'error-options', 'notices', 'history', 'turns', 'answer-section', 'asked',
     'answer', 'answer-empty', 'answer-partial', 'export', 'open-options', 'input-request',
-    'input-question', 'input-form', 'input-answer', 'input-send',
+    'input-question', 'input-form', 'input-answer', 'input-send', 'setup', 'setup-provider',
+    'setup-continue',
   ].map((id) => [id, document.getElementById(id)]),
 );
 
@@ -519,8 +520,37 @@ async function sendAnswer() {
   }
 }
 
+/** No model is set up and nothing was asked yet: the setup card replaces the question form. */
+function renderSetup(view) {
+  const setup = Boolean(view.setup_needed) && view.status === 'idle' && !view.question;
+  el.setup.hidden = !setup;
+  el['ask-form'].hidden = setup;
+  el['answer-section'].hidden = setup;
+  el.export.hidden = setup;
+  el.tokens.hidden = setup;
+  return setup;
+}
+
+async function continueSetup() {
+  const provider = encodeURIComponent(el['setup-provider'].value);
+  try {
+    await chrome.tabs.create({ url: chrome.runtime.getURL(`options.html?provider=${provider}`) });
+    window.close();
+  } catch (err) {
+    showRequestError(err);
+  }
+}
+
 function render() {
   const view = state.view ?? emptyView(state.session);
+  if (renderSetup(view)) {
+    el.status.textContent = 'Set up a model to start.';
+    el.status.dataset.state = 'idle';
+    renderPage(view);
+    renderError(view);
+    renderNotices(view);
+    return;
+  }
   const running = view.status === 'running' || state.askPending;
   el.ask.disabled = running;
   el.stop.disabled = view.status !== 'running' || state.stopping;
@@ -581,6 +611,7 @@ el['input-form'].addEventListener('submit', (event) => {
 el.export.addEventListener('click', () => void exportTrajectory());
 el['open-options'].addEventListener('click', openOptions);
 el['error-options'].addEventListener('click', openOptions);
+el['setup-continue'].addEventListener('click', () => void continueSetup());
 
 async function main() {
   const target = await resolveTarget();

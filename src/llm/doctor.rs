@@ -316,6 +316,7 @@ pub fn diagnose(config: &ProviderConfig, err: &LlmError, ctx: &DoctorContext) ->
         LlmErrorKind::Network if ctx.host_permission == Some(false) => {
             let o = origin.clone().unwrap_or_else(|| config.base().to_string());
             d.problem = Problem::HostPermission;
+            d.detail = None;
             d.summary = format!(
                 "KnowledgeLens may not connect to {o} yet: the browser blocks the request until you allow that site."
             );
@@ -327,6 +328,8 @@ pub fn diagnose(config: &ProviderConfig, err: &LlmError, ctx: &DoctorContext) ->
         }
         LlmErrorKind::Network => {
             d.problem = Problem::Unreachable;
+            // The platform's words ("Failed to fetch") add nothing to the summary.
+            d.detail = None;
             d.summary = format!(
                 "Nothing answered at {}: the server is not running, or the Base URL's host or port is wrong.",
                 origin.as_deref().unwrap_or(config.base())

@@ -42,7 +42,7 @@ test('the options page loads the defaults, refuses a bad URL, and saves normaliz
   await waitUntil(async () => (await baseUrl.inputValue()) !== '', { message: 'the settings to load' });
   assert.equal(await baseUrl.inputValue(), 'http://localhost:11434/v1');
   const provider = page.getByRole('combobox', { name: 'Provider' });
-  assert.deepEqual(await provider.locator('option').allTextContents(), ['OpenAI-compatible']);
+  assert.deepEqual(await provider.locator('option').allTextContents(), ['OpenAI-compatible', 'Ollama', 'Anthropic', 'Gemini', 'Chrome built-in']);
   assert.equal(await page.getByLabel('API key').getAttribute('type'), 'password');
 
   await baseUrl.fill('localhost:11434/v1');
@@ -53,7 +53,7 @@ test('the options page loads the defaults, refuses a bad URL, and saves normaliz
   assert.equal(stored.data.base_url, 'http://localhost:11434/v1', 'a refused URL was saved');
 
   await baseUrl.fill('http://127.0.0.1:8080/v1/');
-  await page.getByRole('textbox', { name: 'Model' }).fill('  llama3.2  ');
+  await page.getByRole('combobox', { name: 'Model' }).fill('  llama3.2  ');
   await page.getByRole('button', { name: 'Save' }).click();
   assert.equal(await statusOf(page, { not: [refused] }), 'Saved.');
   assert.equal(await baseUrl.inputValue(), 'http://127.0.0.1:8080/v1', 'the normalized URL is not shown');
@@ -62,7 +62,7 @@ test('the options page loads the defaults, refuses a bad URL, and saves normaliz
   await waitUntil(async () => (await baseUrl.inputValue()) === 'http://127.0.0.1:8080/v1', {
     message: 'the saved Base URL after a reload',
   });
-  assert.equal(await page.getByRole('textbox', { name: 'Model' }).inputValue(), 'llama3.2');
+  assert.equal(await page.getByRole('combobox', { name: 'Model' }).inputValue(), 'llama3.2');
   await page.close();
 });
 

@@ -255,19 +255,22 @@ export async function tabIdOf(context, page) {
 }
 
 /**
- * Sets the provider (and, when given, the token budget) through the options page UI and waits
- * for "Saved.".
+ * Sets the provider (by default the one shown: OpenAI-compatible unless another was saved) and
+ * its fields, and when given the token budget, through the options page UI; waits for "Saved.".
  */
 export async function configureProvider(
   context,
   extId,
-  { baseUrl, model = 'scripted-model', apiKey = '', tokenBudget = undefined },
+  { provider = undefined, baseUrl, model = 'scripted-model', apiKey = '', tokenBudget = undefined },
 ) {
   const page = await context.newPage();
   try {
     await page.goto(`chrome-extension://${extId}/options.html`);
+    if (provider !== undefined) {
+      await page.getByRole('combobox', { name: 'Provider' }).selectOption(provider);
+    }
     await page.getByRole('textbox', { name: 'Base URL' }).fill(baseUrl);
-    await page.getByRole('textbox', { name: 'Model' }).fill(model);
+    await page.getByRole('combobox', { name: 'Model' }).fill(model);
     await page.getByLabel('API key').fill(apiKey);
     if (tokenBudget !== undefined) {
       await page.getByRole('spinbutton', { name: 'Token budget', exact: true }).fill(String(tokenBudget));

@@ -1,0 +1,215 @@
+// Providers and the connection doctor, end to end: the first-run setup card; Ollama's native
+// API (NDJSON) and the OpenAI-compatible API answering questions; "Test connection" reporting
+// success, and the doctor's diagnosis for Ollama's 403 to extension origins, a refused port, a
+// 401 and a 404 with the nearest model names; Chrome's built-in model unavailable (Debian's
+// Chromium has no on-device model); and the API key never reaching the worker's log.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import {
+  configureProvider, launchExtension, openPopup, screenshot, tabIdOf, waitUntil,
+} from './support/browser.mjs';
+import { startScriptedOllama } from './support/ollama-server.mjs';
+import { startScriptedOpenAI } from './support/openai-server.mjs';
+import { askQuestion, requestBackend, waitForRunEnd } from './support/popup.mjs';
+import { closedPort, serveDirectory } from './support/static-server.mjs';
+
+const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const SECRET = 'sk-e2e-provider-secret-51c9';
+
+let kl;
+let pages;
+let openai;
+let ollama;
+let locked;
+
+before(async () => {
+  pages = await serveDirectory(FIXTURES);
+  openai = await startScriptedOpenAI();
+  ollama = await startScriptedOllama();
+  locked = await startScriptedOllama({ lockOrigins: true });
+  kl = await launchExtension({ logName: 'providers' });
+});
+
+after(async () => {
+  await kl?.close();
+  await Promise.all([pages?.close(), openai?.close(), ollama?.close(), locked?.close()]);
+});
+
+async function popupForFixture() {
+  const page = await kl.context.newPage();
+  await page.goto(pages.url('article.html'));
+  return openPopup(kl.context, kl.extId, await tabIdOf(kl.context, page));
+}
+
+/** Opens the options page with the form ready (settings loaded). */
+async function optionsPage() {
+  const page = await kl.context.newPage();
+  await page.setViewportSize({ width: 900, height: 1000 });
+  await page.goto(`chrome-extension://${kl.extId}/options.html`);
+  await waitUntil(async () => page.getByRole('button', { name: 'Test connection' }).isEnabled(), {
+    message: 'the options page to load',
+  });
+  return page;
+}
+
+/** Fills the provider fields shown by the options page. */
+async function fillProvider(page, { provider, baseUrl, model, apiKey = '' }) {
+  await page.getByRole('combobox', { name: 'Provider' }).selectOption(provider);
+  if (baseUrl !== undefined) await page.getByRole('textbox', { name: 'Base URL' }).fill(baseUrl);
+  if (model !== undefined) await page.getByRole('combobox', { name: 'Model' }).fill(model);
+  if (provider !== 'chrome_builtin') await page.getByLabel('API key').fill(apiKey);
+}
+
+/** Clicks Test connection and returns what the "Connection check" region shows. */
+async function testConnection(page) {
+  const status = page.getByRole('status');
+  const section = page.locator('#check');
+  const before = Number((await section.getAttribute('data-checks')) ?? 0);
+  await page.getByRole('button', { name: 'Test connection' }).click();
+  await waitUntil(
+    async () => Number((await section.getAttribute('data-checks')) ?? 0) > before,
+    { timeout: 60_000, message: 'the connection test to finish' },
+  );
+  const region = page.getByRole('region', { name: 'Connection check' });
+  return {
+    status: (await status.textContent()).trim(),
+    result: await region.getAttribute('data-result'),
+    text: (await region.textContent()).replace(/\s+/g, ' ').trim(),
+    buttons: await region.getByRole('button').evaluateAll((nodes) =>
+      nodes.filter((n) => !n.closest('[hidden]') && !n.hidden).map((n) => n.textContent.trim())),
+  };
+}
+
+test('a fresh install shows the setup card, which opens Options with the chosen provider', async () => {
+  const popup = await popupForFixture();
+  const card = popup.getByRole('region', { name: 'Connect a model' });
+  await waitUntil(() => card.isVisible(), { message: 'the setup card' });
+  assert.equal(await popup.getByRole('textbox', { name: 'Question' }).isVisible(), false,
+    'the question box shows before a model is set up');
+  await screenshot(popup, 'popup-setup-card.png');
+  await popup.getByRole('combobox', { name: 'Choose a provider' }).selectOption('ollama');
+  const opened = kl.context.waitForEvent('page');
+  await popup.getByRole('button', { name: 'Set up and test' }).click();
+  const options = await opened;
+  await options.waitForLoadState();
+  assert.match(options.url(), /options\.html\?provider=ollama$/);
+  const provider = options.getByRole('combobox', { name: 'Provider' });
+  await waitUntil(async () => (await provider.inputValue()) === 'ollama', { message: 'Ollama preselected' });
+  assert.equal(await options.getByRole('textbox', { name: 'Base URL' }).inputValue(), 'http://localhost:11434');
+  await options.close();
+});
+
+test('Ollama (native API): Test connection succeeds, the model list fills, and a question is answered', async () => {
+  const page = await optionsPage();
+  await fillProvider(page, { provider: 'ollama', baseUrl: ollama.baseUrl, model: 'llama3.2' });
+  ollama.script({ content: 'OK' });
+  const check = await testConnection(page);
+  assert.equal(check.result, 'ok', JSON.stringify(check));
+  assert.match(check.text, /Connected in [\d,]+ ms\. The model replied: “OK”/, check.text);
+  const chat = ollama.chatRequests.at(-1);
+  assert.equal(chat.body.stream, false);
+  assert.equal(chat.origin?.startsWith('chrome-extension://'), true, `origin ${chat.origin}`);
+  // The Model list is filled from /api/tags.
+  await waitUntil(
+    async () => (await page.locator('#model-list option').count()) === ollama.models.length,
+    { message: 'the Model list from /api/tags' },
+  );
+  await screenshot(page, 'options-ollama-ok.png');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await waitUntil(async () => (await page.getByRole('status').textContent()).trim() === 'Saved.', { message: 'Saved.' });
+  await page.close();
+
+  const answer = 'The lighthouse was first lit in 1871, by Agnes Tull.';
+  ollama.script({ content: answer });
+  const popup = await popupForFixture();
+  await askQuestion(popup, 'When was the light first lit?');
+  const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  assert.equal(done.answerText, answer);
+  const asked = ollama.chatRequests.at(-1).body;
+  assert.equal(asked.model, 'llama3.2');
+  assert.equal(asked.stream, true, 'the run streams (NDJSON)');
+  assert.equal(asked.options?.num_ctx, 8192, 'Ollama is asked for the context window');
+  assert.ok(Array.isArray(asked.tools) && asked.tools.some((t) => t.function?.name === 'read_page'));
+  assert.equal(ollama.queue.length, 0);
+});
+
+test("Ollama's 403 to extension origins is explained with OLLAMA_ORIGINS for this extension", async () => {
+  const page = await optionsPage();
+  await fillProvider(page, { provider: 'ollama', baseUrl: locked.baseUrl, model: 'llama3.2' });
+  const check = await testConnection(page);
+  assert.equal(check.result, 'ollama_origin', JSON.stringify(check));
+  const origin = `chrome-extension://${kl.extId}`;
+  assert.ok(check.text.includes(`OLLAMA_ORIGINS=${origin} ollama serve`), check.text);
+  for (const os of ['systemctl', 'launchctl setenv', 'setx OLLAMA_ORIGINS']) {
+    assert.ok(check.text.includes(os), `no ${os} step: ${check.text}`);
+  }
+  await screenshot(page, 'options-ollama-403.png');
+  await page.close();
+});
+
+test('a 404 for a missing Ollama model suggests the nearest model the server has', async () => {
+  const page = await optionsPage();
+  await fillProvider(page, { provider: 'ollama', baseUrl: ollama.baseUrl, model: 'llama3' });
+  const check = await testConnection(page);
+  assert.equal(check.result, 'not_found', JSON.stringify(check));
+  assert.deepEqual(check.buttons, ['Use llama3.2:latest'], JSON.stringify(check));
+  assert.match(check.text, /has no model named "llama3"/);
+  await page.getByRole('button', { name: 'Use llama3.2:latest' }).click();
+  assert.equal(await page.getByRole('combobox', { name: 'Model' }).inputValue(), 'llama3.2:latest');
+  ollama.script({ content: 'OK' });
+  assert.equal((await testConnection(page)).result, 'ok');
+  await page.close();
+});
+
+test('a refused port says nothing is listening there', async () => {
+  const port = await closedPort();
+  const page = await optionsPage();
+  await fillProvider(page, { provider: 'openai_compatible', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' });
+  const check = await testConnection(page);
+  assert.equal(check.result, 'unreachable', JSON.stringify(check));
+  assert.ok(check.text.includes(`Nothing answered at http://127.0.0.1:${port}`), check.text);
+  assert.ok(check.text.includes(`listening on port ${port}`), check.text);
+  await page.close();
+});
+
+test('OpenAI-compatible: a 401 points at the key; a working key connects and answers', async () => {
+  const page = await optionsPage();
+  await fillProvider(page, { provider: 'openai_compatible', baseUrl: openai.baseUrl, model: 'scripted-model', apiKey: 'sk-wrong' });
+  openai.script({ status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error' } } });
+  let check = await testConnection(page);
+  assert.equal(check.result, 'auth', JSON.stringify(check));
+  assert.match(check.text, /API key was rejected \(HTTP 401\)/);
+  assert.match(check.text, /The server said: Incorrect API key provided\./);
+
+  await page.getByLabel('API key').fill(SECRET);
+  openai.script({ content: 'OK' });
+  check = await testConnection(page);
+  assert.equal(check.result, 'ok', JSON.stringify(check));
+  assert.equal(openai.chatRequests.at(-1).headers.authorization, `Bearer ${SECRET}`);
+  await page.close();
+
+  await configureProvider(kl.context, kl.extId, { baseUrl: openai.baseUrl, apiKey: SECRET });
+  openai.script({ content: 'Agnes Tull kept the light.' });
+  const popup = await popupForFixture();
+  await askQuestion(popup, 'Who kept the light?');
+  const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', JSON.stringify(done));
+  const exported = await requestBackend(popup, { type: 'export', session: await popup.evaluate(() => document.documentElement.dataset.session) });
+  assert.equal(exported.ok, true);
+  assert.ok(!exported.data.json.includes(SECRET), 'the key is in the trajectory export');
+  assert.ok(!kl.logs.some((line) => line.includes(SECRET)), 'the key is in the browser log');
+});
+
+test("Chrome's built-in model: unavailable here, and the doctor says what it needs", async () => {
+  const page = await optionsPage();
+  await fillProvider(page, { provider: 'chrome_builtin' });
+  assert.equal(await page.getByRole('textbox', { name: 'Base URL' }).isVisible(), false);
+  const check = await testConnection(page);
+  assert.equal(check.result, 'builtin_unavailable', JSON.stringify(check));
+  assert.match(check.text, /Chrome 138|22 GB|download/, check.text);
+  await screenshot(page, 'options-builtin-unavailable.png');
+  await page.close();
+});
