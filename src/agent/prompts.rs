@@ -72,12 +72,14 @@ fn builtin() -> Result<&'static Builtin, TemplateError> {
         .map_err(Clone::clone)
 }
 
-/// A context of string values.
-fn strings<const N: usize>(pairs: [(&str, String); N]) -> Context {
-    pairs
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), Value::String(v)))
-        .collect()
+/// A context of string values (inserted one by one: collecting would sort, and pull a
+/// sort into the wasm for each call site).
+fn strings(pairs: &[(&str, &str)]) -> Context {
+    let mut context = Context::new();
+    for (name, value) in pairs {
+        context.insert((*name).to_string(), Value::String((*value).to_string()));
+    }
+    context
 }
 
 fn excerpt(text: &str, max_chars: usize) -> (String, bool) {
@@ -94,12 +96,15 @@ fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateE
     match &state.page {
         Some(page) if !page.text.is_empty() => {
             let (text, cut) = excerpt(&page.text, state.config.page_excerpt_chars);
-            let context = strings([
-                ("page_title", page.title.clone()),
-                ("page_url", page.url.clone()),
-                ("page_text", text),
-                ("excerpt_chars", state.config.page_excerpt_chars.to_string()),
-                ("total_chars", page.text.chars().count().to_string()),
+            let context = strings(&[
+                ("page_title", &page.title),
+                ("page_url", &page.url),
+                ("page_text", &text),
+                (
+                    "excerpt_chars",
+                    &state.config.page_excerpt_chars.to_string(),
+                ),
+                ("total_chars", &page.text.chars().count().to_string()),
             ]);
             let sections: &[&str] = if cut {
                 &["page", "page_cut"]
@@ -109,10 +114,7 @@ fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateE
             template.render(&context, sections)
         }
         Some(page) => template.render(
-            &strings([
-                ("page_title", page.title.clone()),
-                ("page_url", page.url.clone()),
-            ]),
+            &strings(&[("page_title", &page.title), ("page_url", &page.url)]),
             &["page_unreadable"],
         ),
         None => template.render(&Context::new(), &["no_page"]),
@@ -154,7 +156,7 @@ fn conversation_with(
                 messages.push(m);
             }
             Item::Observation { text, .. } if !text.trim().is_empty() => {
-                let context = strings([("observation", text.trim().to_string())]);
+                let context = strings(&[("observation", text.trim())]);
                 messages.push(ChatMessage::new(
                     Role::Assistant,
                     templates.reason.render(&context, &[])?,
@@ -252,12 +254,12 @@ mod tests {
     #[test]
     fn every_section_the_loop_uses_renders_with_the_values_it_gets() {
         let loaded = builtin().unwrap();
-        let page = strings([
-            ("page_title", "T".into()),
-            ("page_url", "U".into()),
-            ("page_text", "X".into()),
-            ("excerpt_chars", "1".into()),
-            ("total_chars", "2".into()),
+        let page = strings(&[
+            ("page_title", "T"),
+            ("page_url", "U"),
+            ("page_text", "X"),
+            ("excerpt_chars", "1"),
+            ("total_chars", "2"),
         ]);
         let system = loaded.system.render(&page, &["page", "page_cut"]).unwrap();
         assert!(system.starts_with("You are KnowledgeLens"));
@@ -285,7 +287,7 @@ mod tests {
             .render(&Context::new(), &[])
             .unwrap()
             .starts_with("Judge the tool result"));
-        let observation = strings([("observation", "{{observation}}".into())]);
+        let observation = strings(&[("observation", "{{observation}}")]);
         assert_eq!(
             loaded.reason.render(&observation, &[]).unwrap(),
             "Observation: {{observation}}"
