@@ -14,6 +14,7 @@ use crate::agent::control;
 use crate::agent::events::{AgentEvent, EventEnvelope, EventKind, UsageView};
 use crate::agent::input::{Inbox, InputMessage, REQUEST_INPUT};
 use crate::agent::prompts;
+use crate::agent::template::TemplateError;
 use crate::agent::trajectory::{ErrorInfo, Item};
 use crate::llm::{
     estimate_request_tokens, estimate_tokens, ChatRequest, ChatResponse, LlmError, ToolCall, Usage,
@@ -253,7 +254,10 @@ impl<'a> Engine<'a> {
             self.emit(state, EventKind::StepStarted);
         }
         self.emit(state, EventKind::Thinking);
-        let request = prompts::reason(state, self.tools.specs());
+        let request = match prompts::reason(state, self.tools.specs()) {
+            Ok(request) => request,
+            Err(err) => return self.halt(state, Halt::Failed(template_error(&err))),
+        };
         let reply = match self.call_model(state, &request, true).await {
             Ok(reply) => reply,
             Err(halt) => return self.halt(state, halt),
@@ -549,7 +553,10 @@ impl<'a> Engine<'a> {
 
     async fn observe(&self, state: &mut SessionState) {
         self.emit(state, EventKind::Analyzing);
-        let request = prompts::observe(state);
+        let request = match prompts::observe(state) {
+            Ok(request) => request,
+            Err(err) => return self.halt(state, Halt::Failed(template_error(&err))),
+        };
         let reply = match self.call_model(state, &request, false).await {
             Ok(reply) => reply,
             Err(halt) => return self.halt(state, halt),
@@ -586,7 +593,10 @@ impl<'a> Engine<'a> {
 
     async fn synthesize(&self, state: &mut SessionState, why: SynthesisReason) {
         self.emit(state, EventKind::Synthesizing);
-        let request = prompts::synthesis(state, why);
+        let request = match prompts::synthesis(state, why) {
+            Ok(request) => request,
+            Err(err) => return self.halt(state, Halt::Failed(template_error(&err))),
+        };
         let partial = why != SynthesisReason::Ready;
         match self.call_model(state, &request, true).await {
             Ok(reply) if !reply.content.trim().is_empty() => {
@@ -886,6 +896,16 @@ fn splitmix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)
+}
+
+/// A built-in prompt template that does not load or render: our bug, which ends the run.
+fn template_error(err: &TemplateError) -> ErrorInfo {
+    ErrorInfo {
+        kind: "internal".into(),
+        message: format!(
+            "KnowledgeLens could not build its prompt ({err}). This is a bug; please report it."
+        ),
+    }
 }
 
 fn error_info(err: &LlmError) -> ErrorInfo {

@@ -9,6 +9,7 @@ pub mod events;
 pub mod input;
 pub mod phase;
 pub mod prompts;
+pub mod template;
 pub mod trajectory;
 
 pub use engine::{Engine, StopSignal};

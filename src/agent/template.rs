@@ -1,0 +1,628 @@
+//! Prompt templates: named sections with typed placeholders, parsed from and serialized back
+//! to a small text format, validated, and rendered with a context. Pure: it never touches
+//! the browser.
+//!
+//! # The text format
+//!
+//! ```text
+//! # template greeting
+//! - {{name}}: string
+//! - {{facts}}: list (optional)
+//!
+//! ## intro
+//! Hello {{name}}.
+//!
+//! <section name="facts" optional>
+//! What we know:
+//! {{facts}}
+//! </section>
+//! ```
+//!
+//! - Line 1 is `# template <name>`. Each following `- {{<name>}}: <type>` line declares a
+//!   placeholder; `<type>` is `string`, `list` or `object`, and ` (optional)` after it makes
+//!   the placeholder optional.
+//! - Then come the sections, in order, each delimited one of two ways: a Markdown heading
+//!   `## <name>` (its content runs to the next section or the end), or an XML block
+//!   `<section name="<name>">` ... `</section>` (each on a line of its own). ` (optional)` after
+//!   the heading's name, or ` optional` before the tag's `>`, makes the section optional.
+//!   Blank lines (empty, or only spaces, tabs and `\r`) between sections are ignored. The
+//!   serializer writes one empty line before every section; a Markdown section's content
+//!   ends before the blank line that precedes the next section.
+//! - Names (template, sections, placeholders) are a lowercase ASCII letter followed by
+//!   lowercase letters, digits or `_`, at most 64 characters.
+//! - Escapes: a content line that starts with `\`, `## `, `<section` or `</section` is written
+//!   with one more `\` in front, and the parser drops the first `\` of every content line
+//!   that has one. So any content round-trips, delimiter-like lines and all.
+//! - The text is split on `\n` only; a `\r` stays part of its line. Trailing spaces, tabs and
+//!   `\r` are ignored on structural lines (header, declarations, headings, tags).
+//!
+//! [`Template::serialize`] writes this canonical form, and for every template that passes
+//! [`Template::validate`], [`Template::parse`] of the result gives back an equal template.
+//!
+//! # Placeholders and rendering
+//!
+//! In section content, `{{<name>}}` is a placeholder; every `{{` must start a well-formed one,
+//! naming a declared placeholder (so a template cannot contain a literal `{{`; pass one in
+//! a value instead). [`Template::render`] renders, in template order, every required section
+//! plus the optional sections it is asked for, and substitutes each placeholder in one pass:
+//! a substituted value is never scanned again, so placeholders inside page text or model
+//! output stay literal text. A value is taken from the [`Context`] (a JSON object):
+//! - `string`: a JSON string, verbatim;
+//! - `list`: a JSON array, one item per line (string items verbatim, other items as compact
+//!   JSON);
+//! - `object`: a JSON object, as compact JSON (keys sorted), which keeps untrusted field
+//!   values from forging structure;
+//! - a missing or `null` value renders empty for an optional placeholder and is an error for
+//!   a required one; any other JSON type is an error naming the placeholder.
+//!
+//! Sections are concatenated as they are: separators, such as a blank line between two
+//! sections, are part of the content, so the template holds every byte the model sees.
+//!
+//! ```
+//! use knowledgelens::agent::template::{Context, Template};
+//! use serde_json::json;
+//!
+//! let text = concat!(
+//!     "# template greeting\n- {{name}}: string\n- {{facts}}: list (optional)\n",
+//!     "\n## intro\nHello {{name}}.\n",
+//!     "\n<section name=\"facts\" optional>\n\nWhat we know:\n{{facts}}\n</section>\n",
+//! );
+//! let template = Template::load(text).unwrap();
+//! assert_eq!(template.serialize(), text);
+//! let context: Context = json!({"name": "Ada {{facts}}", "facts": ["one", "two"]})
+//!     .as_object().unwrap().clone();
+//! assert_eq!(template.render(&context, &[]).unwrap(), "Hello Ada {{facts}}.");
+//! assert_eq!(
+//!     template.render(&context, &["facts"]).unwrap(),
+//!     "Hello Ada {{facts}}.\nWhat we know:\none\ntwo",
+//! );
+//! ```
+
+mod text;
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// The values a template is rendered with, by placeholder name.
+pub type Context = serde_json::Map<String, Value>;
+
+/// The longest name allowed.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// A prompt template: a name, placeholder declarations and ordered sections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    /// Its name.
+    pub name: String,
+    /// The placeholders its sections may use.
+    pub placeholders: Vec<Placeholder>,
+    /// Its sections, in order.
+    pub sections: Vec<Section>,
+}
+
+/// One named part of a template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// Its name.
+    pub name: String,
+    /// How it is delimited in the template text.
+    pub delimiter: Delimiter,
+    /// Whether it is always rendered (and must not be empty).
+    pub required: bool,
+    /// Its text, with `{{placeholder}}`s.
+    pub content: String,
+}
+
+/// How a section is delimited in the template text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delimiter {
+    /// `<section name="...">` ... `</section>`.
+    Xml,
+    /// `## name`, up to the next section.
+    Markdown,
+}
+
+/// A declared placeholder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placeholder {
+    /// Its name.
+    pub name: String,
+    /// The type of value it takes.
+    pub kind: PlaceholderType,
+    /// Whether rendering a section that uses it needs a value.
+    pub required: bool,
+}
+
+/// The type of value a placeholder takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceholderType {
+    /// A JSON string.
+    String,
+    /// A JSON array.
+    List,
+    /// A JSON object.
+    Object,
+}
+
+impl PlaceholderType {
+    /// The name used in the text format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::List => "list",
+            Self::Object => "object",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "string" => Some(Self::String),
+            "list" => Some(Self::List),
+            "object" => Some(Self::Object),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for PlaceholderType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Everything that can go wrong parsing, validating or rendering a template. Quoted text
+/// (`found`) is clipped to 60 characters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// Line 1 is not `# template <name>`.
+    #[error("line 1: expected `# template <name>`, found `{found}`")]
+    MissingHeader {
+        /// What line 1 holds.
+        found: String,
+    },
+    /// A malformed name in the text.
+    #[error("line {line}: `{found}` is not a valid {what} name (a lowercase ASCII letter, then lowercase letters, digits or `_`, at most 64)")]
+    BadName {
+        /// The line (1-based).
+        line: usize,
+        /// `template`, `section` or `placeholder`.
+        what: &'static str,
+        /// The name as written.
+        found: String,
+    },
+    /// A header line that is not a placeholder declaration.
+    #[error("line {line}: expected a placeholder declaration `- {{{{name}}}}: string|list|object`, optionally followed by ` (optional)`, found `{found}`")]
+    BadDeclaration {
+        /// The line (1-based).
+        line: usize,
+        /// The line as written.
+        found: String,
+    },
+    /// A placeholder declared with a type that does not exist.
+    #[error("line {line}: placeholder `{placeholder}` has type `{found}`, expected `string`, `list` or `object`")]
+    UnknownType {
+        /// The line (1-based).
+        line: usize,
+        /// The placeholder.
+        placeholder: String,
+        /// The type as written.
+        found: String,
+    },
+    /// A malformed `<section ...>` tag.
+    #[error("line {line}: expected `<section name=\"name\">` or `<section name=\"name\" optional>`, found `{found}`")]
+    BadSectionTag {
+        /// The line (1-based).
+        line: usize,
+        /// The line as written.
+        found: String,
+    },
+    /// Text where a section or a blank line was expected.
+    #[error("line {line}: expected a section (`## name` or `<section name=\"name\">`) or a blank line, found `{found}`")]
+    OutsideSection {
+        /// The line (1-based).
+        line: usize,
+        /// The line as written.
+        found: String,
+    },
+    /// An XML section without its `</section>`.
+    #[error("section `{section}` (line {opened}) is not closed: expected `</section>`, found `{found}` on line {line}")]
+    Unclosed {
+        /// The section.
+        section: String,
+        /// The line of its opening tag.
+        opened: usize,
+        /// Where its closing tag was expected.
+        line: usize,
+        /// What is there (`end of text` at the end).
+        found: String,
+    },
+    /// A `</section>` that closes nothing.
+    #[error(
+        "line {line}: `{found}` closes no `<section>` (escape a content line with a leading `\\`)"
+    )]
+    StrayClose {
+        /// The line (1-based).
+        line: usize,
+        /// The line as written.
+        found: String,
+    },
+    /// A malformed name in a template built in code.
+    #[error("template `{template}`: `{found}` is not a valid {what} name")]
+    InvalidName {
+        /// The template.
+        template: String,
+        /// `template`, `section` or `placeholder`.
+        what: &'static str,
+        /// The name.
+        found: String,
+    },
+    /// A template without sections.
+    #[error("template `{template}` has no sections")]
+    NoSections {
+        /// The template.
+        template: String,
+    },
+    /// Two sections with one name.
+    #[error("template `{template}`: section `{section}` is defined twice")]
+    DuplicateSection {
+        /// The template.
+        template: String,
+        /// The section.
+        section: String,
+    },
+    /// Two placeholders with one name.
+    #[error("template `{template}`: placeholder `{placeholder}` is declared twice")]
+    DuplicatePlaceholder {
+        /// The template.
+        template: String,
+        /// The placeholder.
+        placeholder: String,
+    },
+    /// A required section with no text.
+    #[error("template `{template}`: required section `{section}` is empty")]
+    EmptySection {
+        /// The template.
+        template: String,
+        /// The section.
+        section: String,
+    },
+    /// A section the caller needs is not in the template.
+    #[error("template `{template}` has no section `{section}`")]
+    MissingSection {
+        /// The template.
+        template: String,
+        /// The section.
+        section: String,
+    },
+    /// A `{{` that does not start a well-formed `{{name}}`.
+    #[error("template `{template}`, section `{section}`: `{found}` is not a placeholder; expected `{{{{name}}}}` (a template cannot contain a literal `{{{{`)")]
+    MalformedPlaceholder {
+        /// The template.
+        template: String,
+        /// The section.
+        section: String,
+        /// The text from the `{{`.
+        found: String,
+    },
+    /// A placeholder used in content but not declared.
+    #[error("template `{template}`, section `{section}`: placeholder `{placeholder}` is used but not declared")]
+    UndeclaredPlaceholder {
+        /// The template.
+        template: String,
+        /// The section.
+        section: String,
+        /// The placeholder.
+        placeholder: String,
+    },
+    /// A required placeholder no section uses.
+    #[error("template `{template}`: required placeholder `{placeholder}` is used by no section")]
+    UnusedPlaceholder {
+        /// The template.
+        template: String,
+        /// The placeholder.
+        placeholder: String,
+    },
+    /// Rendering was asked for a section the template does not have.
+    #[error("template `{template}` has no section `{section}` to render")]
+    UnknownSection {
+        /// The template.
+        template: String,
+        /// The section asked for.
+        section: String,
+    },
+    /// A required placeholder without a value.
+    #[error("template `{template}`, section `{section}`: required placeholder `{placeholder}` has no value (expected a {expected})")]
+    MissingValue {
+        /// The template.
+        template: String,
+        /// The section being rendered.
+        section: String,
+        /// The placeholder.
+        placeholder: String,
+        /// Its type.
+        expected: PlaceholderType,
+    },
+    /// A value of the wrong type.
+    #[error(
+        "template `{template}`: placeholder `{placeholder}` expects a {expected}, found a {found}"
+    )]
+    WrongType {
+        /// The template.
+        template: String,
+        /// The placeholder.
+        placeholder: String,
+        /// Its type.
+        expected: PlaceholderType,
+        /// The JSON type of the value given.
+        found: &'static str,
+    },
+}
+
+/// Whether `name` is a well-formed name.
+pub fn is_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    name.len() <= MAX_NAME_LEN
+        && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// `text`, clipped to 60 characters for an error message.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// A piece of section content.
+enum Piece<'a> {
+    Text(&'a str),
+    Placeholder(&'a str),
+}
+
+/// Splits content into text and placeholders; `Err` carries the text from a malformed `{{`.
+fn pieces(content: &str) -> impl Iterator<Item = Result<Piece<'_>, &str>> {
+    let mut rest = content;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let Some(open) = rest.find("{{") else {
+            return Some(Ok(Piece::Text(std::mem::take(&mut rest))));
+        };
+        if open > 0 {
+            let (text, tail) = rest.split_at(open);
+            rest = tail;
+            return Some(Ok(Piece::Text(text)));
+        }
+        let inner = &rest[2..];
+        match inner.find("}}") {
+            Some(close) if is_name(&inner[..close]) => {
+                rest = &inner[close + 2..];
+                Some(Ok(Piece::Placeholder(&inner[..close])))
+            }
+            _ => Some(Err(std::mem::take(&mut rest))),
+        }
+    })
+}
+
+impl Template {
+    /// Parses template text (see the module docs for the format). Only the syntax is
+    /// checked; [`Template::load`] also validates.
+    pub fn parse(text: &str) -> Result<Self, TemplateError> {
+        text::parse(text)
+    }
+
+    /// The template in the canonical text format.
+    pub fn serialize(&self) -> String {
+        text::serialize(self)
+    }
+
+    /// Parses and validates template text.
+    pub fn load(text: &str) -> Result<Self, TemplateError> {
+        let template = Self::parse(text)?;
+        template.validate()?;
+        Ok(template)
+    }
+
+    /// The section called `name`.
+    pub fn section(&self, name: &str) -> Option<&Section> {
+        self.sections.iter().find(|s| s.name == name)
+    }
+
+    /// The placeholder called `name`.
+    pub fn placeholder(&self, name: &str) -> Option<&Placeholder> {
+        self.placeholders.iter().find(|p| p.name == name)
+    }
+
+    /// Checks the template: well-formed names, no duplicates, at least one section, no empty
+    /// required section, every `{{placeholder}}` well-formed and declared, every required
+    /// placeholder used. Returns the first problem found.
+    pub fn validate(&self) -> Result<(), TemplateError> {
+        let bad = |what, found: &str| TemplateError::InvalidName {
+            template: self.name.clone(),
+            what,
+            found: clip(found),
+        };
+        if !is_name(&self.name) {
+            return Err(bad("template", &self.name));
+        }
+        for (i, p) in self.placeholders.iter().enumerate() {
+            if !is_name(&p.name) {
+                return Err(bad("placeholder", &p.name));
+            }
+            if self.placeholders[..i].iter().any(|q| q.name == p.name) {
+                return Err(TemplateError::DuplicatePlaceholder {
+                    template: self.name.clone(),
+                    placeholder: p.name.clone(),
+                });
+            }
+        }
+        if self.sections.is_empty() {
+            return Err(TemplateError::NoSections {
+                template: self.name.clone(),
+            });
+        }
+        let mut used = vec![false; self.placeholders.len()];
+        for (i, s) in self.sections.iter().enumerate() {
+            if !is_name(&s.name) {
+                return Err(bad("section", &s.name));
+            }
+            if self.sections[..i].iter().any(|t| t.name == s.name) {
+                return Err(TemplateError::DuplicateSection {
+                    template: self.name.clone(),
+                    section: s.name.clone(),
+                });
+            }
+            if s.required && s.content.trim().is_empty() {
+                return Err(TemplateError::EmptySection {
+                    template: self.name.clone(),
+                    section: s.name.clone(),
+                });
+            }
+            for piece in pieces(&s.content) {
+                if let Piece::Placeholder(name) = self.check_piece(s, piece)? {
+                    if let Some(at) = self.placeholders.iter().position(|p| p.name == name) {
+                        used[at] = true;
+                    }
+                }
+            }
+        }
+        match self
+            .placeholders
+            .iter()
+            .zip(&used)
+            .find(|(p, u)| p.required && !**u)
+        {
+            Some((p, _)) => Err(TemplateError::UnusedPlaceholder {
+                template: self.name.clone(),
+                placeholder: p.name.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// A piece of `section`, or the error for a malformed or undeclared placeholder.
+    fn check_piece<'a>(
+        &self,
+        section: &Section,
+        piece: Result<Piece<'a>, &str>,
+    ) -> Result<Piece<'a>, TemplateError> {
+        match piece {
+            Err(found) => Err(TemplateError::MalformedPlaceholder {
+                template: self.name.clone(),
+                section: section.name.clone(),
+                found: clip(found),
+            }),
+            Ok(Piece::Placeholder(name)) if self.placeholder(name).is_none() => {
+                Err(TemplateError::UndeclaredPlaceholder {
+                    template: self.name.clone(),
+                    section: section.name.clone(),
+                    placeholder: name.to_string(),
+                })
+            }
+            Ok(piece) => Ok(piece),
+        }
+    }
+
+    /// Checks that the template has every section in `names` (the sections a caller renders).
+    pub fn expect_sections(&self, names: &[&str]) -> Result<(), TemplateError> {
+        match names.iter().find(|n| self.section(n).is_none()) {
+            Some(missing) => Err(TemplateError::MissingSection {
+                template: self.name.clone(),
+                section: (*missing).to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Renders every required section and the optional sections named in `include`, in
+    /// template order, with the placeholders they use filled from `context` in one pass.
+    /// Context entries no rendered section uses are ignored.
+    pub fn render(&self, context: &Context, include: &[&str]) -> Result<String, TemplateError> {
+        if let Some(unknown) = include.iter().find(|n| self.section(n).is_none()) {
+            return Err(TemplateError::UnknownSection {
+                template: self.name.clone(),
+                section: (*unknown).to_string(),
+            });
+        }
+        let mut out = String::new();
+        for section in &self.sections {
+            if section.required || include.contains(&section.name.as_str()) {
+                for piece in pieces(&section.content) {
+                    match self.check_piece(section, piece)? {
+                        Piece::Text(text) => out.push_str(text),
+                        Piece::Placeholder(name) => {
+                            self.substitute(section, name, context, &mut out)?
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Appends the value of placeholder `name` (declared) to `out`.
+    fn substitute(
+        &self,
+        section: &Section,
+        name: &str,
+        context: &Context,
+        out: &mut String,
+    ) -> Result<(), TemplateError> {
+        let Some(declared) = self.placeholder(name) else {
+            return Ok(());
+        };
+        let wrong = |found| TemplateError::WrongType {
+            template: self.name.clone(),
+            placeholder: name.to_string(),
+            expected: declared.kind,
+            found,
+        };
+        match (declared.kind, context.get(name)) {
+            (_, None | Some(Value::Null)) if declared.required => {
+                Err(TemplateError::MissingValue {
+                    template: self.name.clone(),
+                    section: section.name.clone(),
+                    placeholder: name.to_string(),
+                    expected: declared.kind,
+                })
+            }
+            (_, None | Some(Value::Null)) => Ok(()),
+            (PlaceholderType::String, Some(Value::String(text))) => {
+                out.push_str(text);
+                Ok(())
+            }
+            (PlaceholderType::List, Some(Value::Array(items))) => {
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    match item {
+                        Value::String(text) => out.push_str(text),
+                        other => out.push_str(&other.to_string()),
+                    }
+                }
+                Ok(())
+            }
+            (PlaceholderType::Object, Some(value @ Value::Object(_))) => {
+                out.push_str(&value.to_string());
+                Ok(())
+            }
+            (_, Some(value)) => Err(wrong(json_type(value))),
+        }
+    }
+}
+
+/// The JSON type of `value`, for error messages.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "object",
+    }
+}

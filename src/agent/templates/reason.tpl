@@ -1,0 +1,5 @@
+# template reason
+- {{observation}}: string
+
+## observation
+Observation: {{observation}}

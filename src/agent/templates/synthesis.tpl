@@ -1,0 +1,10 @@
+# template synthesis
+
+## ready (optional)
+Write the final answer to the question now, from the information above, in plain prose.
+
+## step_limit (optional)
+You have used all your steps. Write the best answer you can to the question now, from the information above, in plain prose. Say briefly if something is uncertain.
+
+## stopped (optional)
+The user asked you to stop. Write the best short answer you can from the information gathered so far, in plain prose.
