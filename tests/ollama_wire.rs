@@ -437,3 +437,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_format_error_after_the_stream_started_still_switches_format_off() {
+    let http = Rc::new(ScriptedHttp::default());
+    http.push(
+        200,
+        NDJSON,
+        "{\"error\":\"invalid JSON schema in format\"}\n",
+    );
+    http.push(200, NDJSON, &fx("chat_stream.ndjson"));
+    let llm = llm(&http);
+    let (reply, _) = complete(&llm, &representative(true));
+    assert_eq!(reply.expect("reply").content, "The sky is blue");
+    assert!(!llm.constrained_output());
+    assert!(http.body(1).get("format").is_none());
+}

@@ -45,7 +45,7 @@ fn headers(config: &ProviderConfig) -> Vec<(String, String)> {
 }
 
 /// Builds the HTTP request for `request` (pure). Messages strictly alternate and start
-/// and end with the user (see [`super::turns`]); `response_format` is ignored.
+/// and end with the user (see the `turns` module); `response_format` is ignored.
 pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequest {
     let conversation = turns::conversation(request);
     let messages: Vec<Value> = conversation

@@ -133,10 +133,17 @@ impl StreamAccumulator {
 
     fn apply_value(&mut self, value: &Value) -> Result<Option<String>, LlmError> {
         if let Some(err) = value.get("error") {
-            return Err(LlmError::new(
-                LlmErrorKind::Server,
-                format!("Ollama reported an error: {}", error_text(err)),
-            ));
+            // A streamed call reports errors after its 200 head, as a line; a refused
+            // `format` is a bad request there too, so the fallback still applies.
+            let text = error_text(err);
+            let kind = if mentions_format(&text) {
+                LlmErrorKind::BadRequest
+            } else {
+                LlmErrorKind::Server
+            };
+            let mut e = LlmError::new(kind, format!("Ollama reported an error: {text}"));
+            e.detail = Some(text);
+            return Err(e);
         }
         let message = value.get("message");
         for call in message
