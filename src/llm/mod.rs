@@ -1,12 +1,16 @@
 //! Chat-model wire types shared by every provider, the error kinds of a model call and the
 //! single place that decides which of them are worth retrying. Pure: no browser access.
 
+pub mod anthropic;
 pub mod builtin;
 pub mod doctor;
+pub mod gemini;
 pub mod json_text;
+pub mod ollama;
 pub mod openai;
 pub mod provider;
 pub mod sse;
+mod turns;
 pub mod wire;
 
 pub use provider::{Capabilities, Provider, ProviderConfig};
@@ -230,9 +234,9 @@ pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
 pub fn wire_for(config: ProviderConfig) -> Option<Box<dyn wire::WireFormat>> {
     match config.provider {
         Provider::OpenaiCompatible => Some(Box::new(openai::OpenAiWire::new(config))),
-        Provider::Ollama | Provider::Anthropic | Provider::Gemini => {
-            Some(Box::new(openai::OpenAiWire::new(config)))
-        }
+        Provider::Ollama => Some(Box::new(ollama::OllamaWire::new(config))),
+        Provider::Anthropic => Some(Box::new(anthropic::AnthropicWire::new(config))),
+        Provider::Gemini => Some(Box::new(gemini::GeminiWire::new(config))),
         Provider::ChromeBuiltin => None,
     }
 }
