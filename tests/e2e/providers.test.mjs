@@ -191,7 +191,7 @@ test('OpenAI-compatible: a 401 points at the key; a working key connects and ans
   assert.equal(openai.chatRequests.at(-1).headers.authorization, `Bearer ${SECRET}`);
   await page.close();
 
-  await configureProvider(kl.context, kl.extId, { baseUrl: openai.baseUrl, apiKey: SECRET });
+  await configureProvider(kl.context, kl.extId, { provider: 'openai_compatible', baseUrl: openai.baseUrl, apiKey: SECRET });
   openai.script({ content: 'Agnes Tull kept the light.' });
   const popup = await popupForFixture();
   await askQuestion(popup, 'Who kept the light?');
