@@ -453,3 +453,53 @@ fn a_format_error_after_the_stream_started_still_switches_format_off() {
     assert!(!llm.constrained_output());
     assert!(http.body(1).get("format").is_none());
 }
+
+/// A model without tool support (Ollama: 400 `"gemma3" does not support tools`): the call is
+/// retried with the tools described in the prompt, a call written as JSON in the text is
+/// what the engine then reads, and the tools stay in the prompt for the session.
+#[test]
+fn a_model_without_tools_gets_them_in_the_prompt() {
+    let http = Rc::new(ScriptedHttp::default());
+    http.push(
+        400,
+        JSON,
+        r#"{"error":"registry.ollama.ai/library/gemma3:latest does not support tools"}"#,
+    );
+    http.push(
+        200,
+        JSON,
+        r#"{"message":{"role":"assistant","content":"{\"name\": \"read_page\", \"arguments\": {\"offset\": 0}}"},"done":true}"#,
+    );
+    http.push(
+        200,
+        JSON,
+        r#"{"message":{"role":"assistant","content":"fine"},"done":true}"#,
+    );
+    let llm = llm(&http);
+    let request = representative(false);
+    assert!(!request.tools.is_empty());
+    let reply = complete(&llm, &request).0.expect("reply");
+    let call =
+        knowledgelens::tools::parse::tool_call_in_text(&reply.content, &["read_page".to_string()])
+            .expect("a text tool call");
+    assert_eq!(call.name, "read_page");
+    assert!(!llm.native_tools());
+    assert!(http.body(0).get("tools").is_some());
+    for i in [1, 2] {
+        if i == 2 {
+            complete(&llm, &request).0.expect("reply");
+        }
+        let body = http.body(i);
+        assert!(body.get("tools").is_none(), "request {i} still sends tools");
+        let system = body["messages"][0]["content"].as_str().expect("system");
+        assert!(system.contains("- read_page:"), "request {i}: {system}");
+        assert!(
+            body["messages"]
+                .as_array()
+                .expect("messages")
+                .iter()
+                .all(|m| m["role"] != "tool"),
+            "request {i} still has tool messages"
+        );
+    }
+}

@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ChatRequest, ChatResponse, Role, ToolSpec};
+use super::{ChatMessage, ChatRequest, ChatResponse, Role, ToolSpec};
 
 /// One entry of `initialPrompts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,6 +48,52 @@ pub fn tool_instructions(tools: &[ToolSpec]) -> String {
 fn call_text(name: &str, arguments: &str) -> String {
     let args: Value = serde_json::from_str(arguments).unwrap_or(Value::String(arguments.into()));
     serde_json::json!({ "name": name, "arguments": args }).to_string()
+}
+
+/// The request for a model without native tool calling: the tools described in the system
+/// prompt, earlier tool calls written as the JSON the model is asked to write, and tool
+/// results as user turns; no tool definitions.
+pub fn tools_in_prompt(request: &ChatRequest) -> ChatRequest {
+    let mut messages: Vec<ChatMessage> = Vec::with_capacity(request.messages.len());
+    let instructions = tool_instructions(&request.tools);
+    let mut described = false;
+    for m in &request.messages {
+        match m.role {
+            Role::System if !described => {
+                messages.push(ChatMessage::new(
+                    Role::System,
+                    format!("{}{instructions}", m.content),
+                ));
+                described = true;
+            }
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                let mut content = m.content.clone();
+                for call in &m.tool_calls {
+                    if !content.is_empty() {
+                        content.push('\n');
+                    }
+                    content.push_str(&call_text(&call.name, &call.arguments));
+                }
+                messages.push(ChatMessage::new(Role::Assistant, content));
+            }
+            Role::Tool => messages.push(ChatMessage::new(
+                Role::User,
+                format!("Tool result:\n{}", m.content),
+            )),
+            _ => messages.push(ChatMessage::new(m.role, m.content.clone())),
+        }
+    }
+    if !described {
+        messages.insert(
+            0,
+            ChatMessage::new(Role::System, instructions.trim_start().to_string()),
+        );
+    }
+    ChatRequest {
+        messages,
+        tools: Vec::new(),
+        ..request.clone()
+    }
 }
 
 /// Maps a chat request onto the Prompt API. Tool results become user turns; the last
@@ -203,6 +249,24 @@ mod tests {
             &["read_page".to_string()],
         );
         assert!(parsed.is_some());
+    }
+
+    #[test]
+    fn tools_move_into_the_prompt_for_a_model_without_tool_calling() {
+        let plain = tools_in_prompt(&request());
+        assert!(plain.tools.is_empty());
+        assert!(plain.messages[0].content.starts_with("Be brief."));
+        assert!(plain.messages[0]
+            .content
+            .contains("- read_page: Reads the page."));
+        assert_eq!(plain.messages[2].role, Role::Assistant);
+        assert!(plain.messages[2].tool_calls.is_empty());
+        assert!(plain.messages[2]
+            .content
+            .ends_with(r#"{"arguments":{"offset":0},"name":"read_page"}"#));
+        assert_eq!(plain.messages[3].role, Role::User);
+        assert_eq!(plain.messages[3].content, "Tool result:\npage text");
+        assert_eq!(plain.response_format, request().response_format);
     }
 
     #[test]

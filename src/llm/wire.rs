@@ -45,6 +45,15 @@ pub trait WireFormat {
     fn models_request(&self) -> HttpRequest;
     /// Model names from the model-list body.
     fn parse_models(&self, body: &str) -> Result<Vec<String>, LlmError>;
+    /// Whether `err` is the server refusing tool definitions (then the call is retried with
+    /// the tools described in the prompt, and they stay there for this client).
+    fn rejects_native_tools(&self, err: &LlmError) -> bool {
+        err.kind == LlmErrorKind::BadRequest && {
+            let text = format!("{} {}", err.message, err.detail.as_deref().unwrap_or(""))
+                .to_ascii_lowercase();
+            TOOLS_REFUSED.iter().any(|k| text.contains(k))
+        }
+    }
     /// Whether `err` is the server refusing the constrained-output option (then the call
     /// is retried without it, and it stays off for this client).
     fn rejects_constrained_output(&self, err: &LlmError) -> bool {
@@ -67,6 +76,18 @@ pub trait WireFormat {
         }
     }
 }
+
+/// Phrases servers use to refuse tool definitions for a model without tool support
+/// (Ollama: `"llama2" does not support tools`; OpenAI-compatible servers and proxies:
+/// "tools are not supported", "tool use is not supported", "function calling is not
+/// supported").
+const TOOLS_REFUSED: [&str; 5] = [
+    "does not support tools",
+    "tools are not supported",
+    "tool use is not supported",
+    "function calling is not supported",
+    "does not support function calling",
+];
 
 /// Splits a byte stream into lines (newline-delimited JSON), tolerating chunks that end
 /// anywhere, CRLF line ends and blank lines.
@@ -156,6 +177,8 @@ pub struct HttpLlm {
     timeouts: Timeouts,
     /// Switched off after the server rejects constrained output with a 400.
     constrained_output: Cell<bool>,
+    /// Switched off after the server rejects tool definitions (a model without tools).
+    native_tools: Cell<bool>,
 }
 
 impl HttpLlm {
@@ -167,6 +190,7 @@ impl HttpLlm {
             wire,
             timeouts: Timeouts::default(),
             constrained_output: Cell::new(true),
+            native_tools: Cell::new(true),
         }
     }
 
@@ -180,6 +204,11 @@ impl HttpLlm {
     /// Whether constrained output is still requested.
     pub fn constrained_output(&self) -> bool {
         self.constrained_output.get()
+    }
+
+    /// Whether tools are still sent as native tool definitions.
+    pub fn native_tools(&self) -> bool {
+        self.native_tools.get()
     }
 
     /// The provider settings this client uses.
@@ -335,22 +364,30 @@ impl LlmClient for HttpLlm {
             if let Some(err) = doctor::config_error(self.config(), true) {
                 return Err(err);
             }
-            if request.response_format.is_some() && !self.constrained_output.get() {
-                let mut plain = request.clone();
-                plain.response_format = None;
-                return self.call(&plain, on_delta).await;
-            }
-            match self.call(request, on_delta).await {
-                Err(err)
-                    if request.response_format.is_some()
-                        && self.wire.rejects_constrained_output(&err) =>
-                {
-                    self.constrained_output.set(false);
-                    let mut plain = request.clone();
-                    plain.response_format = None;
-                    self.call(&plain, on_delta).await
+            // What the server refused once stays off for this client: constrained output,
+            // then native tools (described in the prompt instead, calls read from the text).
+            loop {
+                let mut adapted = std::borrow::Cow::Borrowed(request);
+                if adapted.response_format.is_some() && !self.constrained_output.get() {
+                    adapted.to_mut().response_format = None;
                 }
-                other => other,
+                if !adapted.tools.is_empty() && !self.native_tools.get() {
+                    adapted = std::borrow::Cow::Owned(super::builtin::tools_in_prompt(&adapted));
+                }
+                match self.call(&adapted, on_delta).await {
+                    Err(err)
+                        if adapted.response_format.is_some()
+                            && self.wire.rejects_constrained_output(&err) =>
+                    {
+                        self.constrained_output.set(false);
+                    }
+                    Err(err)
+                        if !adapted.tools.is_empty() && self.wire.rejects_native_tools(&err) =>
+                    {
+                        self.native_tools.set(false);
+                    }
+                    other => return other,
+                }
             }
         }
         .boxed_local()

@@ -122,8 +122,9 @@ test('the Token budget is loaded, refused out of range with the backend message,
     ['1000', '10000000', '1000'],
   );
   // Every control keeps a unique name next to the new one.
-  for (const [role, name] of [['combobox', 'Provider'], ['textbox', 'Base URL'], ['textbox', 'Model'],
-    ['button', 'Save'], ['spinbutton', 'Token budget']]) {
+  for (const [role, name] of [['combobox', 'Provider'], ['textbox', 'Base URL'], ['combobox', 'Model'],
+    ['button', 'Save'], ['spinbutton', 'Token budget'], ['spinbutton', 'Context window'],
+    ['button', 'Test connection']]) {
     assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`);
   }
   assert.equal(await page.getByLabel('API key', { exact: true }).count(), 1);
