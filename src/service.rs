@@ -634,7 +634,7 @@ impl Service {
         if let Some(problem) = problem {
             value["notice"] = json!(format!(
                 "{}: the defaults are shown, and the saved record is kept until you save.",
-                capitalize(&problem.to_string())
+                doctor::capitalized(&problem.to_string())
             ));
         }
         Ok(value)
@@ -651,13 +651,5 @@ impl Service {
             )
         })?;
         Ok(json!(s))
-    }
-}
-
-fn capitalize(s: &str) -> String {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
     }
 }

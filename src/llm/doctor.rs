@@ -140,10 +140,13 @@ pub fn timeout_error(config: &ProviderConfig, ms: u64) -> LlmError {
     )
 }
 
-fn capitalized(s: &str) -> String {
+/// `s` with its first letter in upper case (ASCII only: Unicode case tables cost wasm size).
+pub(crate) fn capitalized(s: &str) -> String {
     let mut chars = s.chars();
     match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
+        Some(first) => std::iter::once(first.to_ascii_uppercase())
+            .chain(chars)
+            .collect(),
         None => String::new(),
     }
 }
@@ -270,13 +273,13 @@ fn start_server_steps(config: &ProviderConfig) -> Vec<String> {
 /// The model names nearest to `wanted`: names containing it (or contained in it) first,
 /// then by edit distance; at most three.
 pub fn nearest_models(wanted: &str, models: &[String]) -> Vec<String> {
-    let w = wanted.trim().to_lowercase();
+    let w = wanted.trim().to_ascii_lowercase();
     let base = w.split(':').next().unwrap_or(&w).to_string();
     let mut scored: Vec<(bool, usize, &String)> = models
         .iter()
         .filter(|m| !m.is_empty())
         .map(|m| {
-            let l = m.to_lowercase();
+            let l = m.to_ascii_lowercase();
             let l_base = l.split(':').next().unwrap_or(&l);
             let related = !base.is_empty() && (l.contains(&base) || base.contains(l_base));
             (!related, strsim::levenshtein(&w, &l), m)
