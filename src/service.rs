@@ -68,9 +68,14 @@ pub const UNREADABLE_PAGE: &str = "This page can't be read by extensions (browse
 impl Service {
     /// A service over `ports`.
     pub fn new(ports: Ports) -> Rc<Self> {
+        Self::with_tools(ports, ToolBox::builtin())
+    }
+
+    /// A service over `ports` whose runs use `tools` (tests add tools with side effects).
+    pub fn with_tools(ports: Ports, tools: ToolBox) -> Rc<Self> {
         Rc::new(Self {
             ports,
-            tools: ToolBox::builtin(),
+            tools,
             running: RefCell::new(HashMap::new()),
             closed_tabs: RefCell::new(HashSet::new()),
         })
