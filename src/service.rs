@@ -62,6 +62,19 @@ pub struct Service {
     closed_tabs: RefCell<HashSet<String>>,
 }
 
+/// `text` as a sentence for the UI: capitalized, ending with a period.
+fn sentence(text: &str) -> String {
+    let mut chars = text.trim().chars();
+    let mut out: String = match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    if !out.ends_with(['.', '!', '?']) {
+        out.push('.');
+    }
+    out
+}
+
 /// The notice shown when a tab cannot be scripted.
 pub const UNREADABLE_PAGE: &str = "This page can't be read by extensions (browser pages such as chrome:// and the Chrome Web Store are protected), so the question is answered without the page's text.";
 
@@ -165,7 +178,7 @@ impl Service {
                 format!("Could not read the session: {e}"),
             )),
             Err(e) => {
-                let mut message = e.to_string();
+                let mut message = sentence(&e.to_string());
                 if self.running.borrow().contains_key(session) {
                     // A run of this worker owns the session: what was read is a write in
                     // progress, not damage; never set aside a live run's data.

@@ -240,10 +240,19 @@ fn corrupted_state_becomes_a_fresh_session_with_a_notice() {
     let snap = call(&h, json!({"id": 1, "type": "snapshot", "session": "popup"}));
     assert_eq!(snap["ok"], true);
     assert_eq!(snap["data"]["status"], "idle");
-    assert!(snap["data"]["notices"][0]
-        .as_str()
-        .expect("n")
-        .contains("corrupted"));
+    // One readable notice: what happened, then where the damaged data was kept.
+    let notice = snap["data"]["notices"][0].as_str().expect("n");
+    let kept = "quarantine:popup:5000";
+    assert_eq!(
+        notice,
+        format!(
+            "The saved session is corrupted (key must be a string at line 1 column 2); a fresh session was started. The damaged data was kept under \"{kept}\" in the extension's session storage."
+        )
+    );
+    assert_eq!(
+        h.sessions.data.borrow().get(kept).map(String::as_str),
+        Some("{not json")
+    );
     futures::executor::block_on(
         h.sessions
             .set(vec![("session:popup".into(), r#"{"version": 99}"#.into())]),
