@@ -330,10 +330,13 @@ impl Service {
         self.running
             .borrow_mut()
             .insert(session.to_string(), handle.clone());
-        if let Err(e) = state::save(self.ports.sessions.as_ref(), &mut state).await {
-            state.notices.push(format!(
+        match state::save_making_room(self.ports.sessions.as_ref(), &mut state).await {
+            Ok(false) => {}
+            // Carried by the run's next save, and shown when it starts.
+            Ok(true) => state.notices.push(state::STORAGE_FULL_NOTICE.to_string()),
+            Err(e) => state.notices.push(format!(
                 "Could not save this session ({e}); the run continues in memory."
-            ));
+            )),
         }
         let view = json!(SessionView::of(&state));
         let run = self.clone().drive(state, handle);

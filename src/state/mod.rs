@@ -526,6 +526,34 @@ pub async fn drop_oldest_finished(store: &dyn StateStore, keep: &str) -> Result<
     }
 }
 
+/// The notice shown once a save had to make room (see [`save_making_room`]).
+pub const STORAGE_FULL_NOTICE: &str = "Browser storage for KnowledgeLens was full: older sessions were removed and older steps summarized to make room.";
+
+/// [`save`], making room when the storage quota is exceeded: the least recently updated
+/// finished sessions are dropped first (never `state`'s own), then `state`'s older tool
+/// results are summarized, retrying the save after each. `Ok(true)` when room had to be
+/// made; the quota error when nothing more can go.
+pub async fn save_making_room(
+    store: &dyn StateStore,
+    state: &mut SessionState,
+) -> Result<bool, StoreError> {
+    let mut result = save(store, state).await;
+    let mut made_room = false;
+    let mut rounds = 0;
+    while matches!(result, Err(StoreError::QuotaExceeded(_))) && rounds < 16 {
+        rounds += 1;
+        let freed = drop_oldest_finished(store, &state.session)
+            .await
+            .unwrap_or(false);
+        if !freed && !compact_trajectory(state) {
+            break;
+        }
+        made_room = true;
+        result = save(store, state).await;
+    }
+    result.map(|()| made_room)
+}
+
 /// Characters a summarized tool result keeps.
 const SUMMARY_CHARS: usize = 200;
 
