@@ -228,14 +228,7 @@ impl Service {
     /// never a state some run is about to supersede. `None` if it is running here already,
     /// or no longer running once loaded.
     async fn claim(&self, session: &str) -> Option<(SessionState, RunHandle)> {
-        let handle = RunHandle::default();
-        {
-            let mut running = self.running.borrow_mut();
-            if running.contains_key(session) {
-                return None;
-            }
-            running.insert(session.to_string(), handle.clone());
-        }
+        let handle = self.register(session)?;
         match state::load(self.ports.sessions.as_ref(), session).await {
             Ok(Some(state)) if state.status == RunStatus::Running => Some((state, handle)),
             _ => {
@@ -243,6 +236,17 @@ impl Service {
                 None
             }
         }
+    }
+
+    /// Registers `session` as running in this worker; `None` if it is already.
+    fn register(&self, session: &str) -> Option<RunHandle> {
+        let mut running = self.running.borrow_mut();
+        if running.contains_key(session) {
+            return None;
+        }
+        let handle = RunHandle::default();
+        running.insert(session.to_string(), handle.clone());
+        Some(handle)
     }
 
     /// Runs going on in this worker.
@@ -379,18 +383,29 @@ impl Service {
         let mut runs = Vec::new();
         for key in keys {
             let session = &key[SESSION_PREFIX.len()..];
-            // Only the small head record decides; finished sessions are not loaded whole.
-            let running = match self.ports.sessions.get(&key).await {
-                Ok(Some(text)) => state::decode_head(&text)
-                    .map(|(s, _)| s.status == RunStatus::Running)
-                    .unwrap_or(true),
-                _ => false,
-            };
-            if !running {
+            // Claimed before the head is read (as in `claim`); only the small head record
+            // decides, so finished sessions are not loaded whole, and a running one is
+            // loaded with the head just read (a worker's start-up waits for this).
+            let Some(handle) = self.register(session) else {
                 continue;
-            }
-            if let Some((state, handle)) = self.claim(session).await {
-                runs.push(self.clone().drive(state, handle));
+            };
+            let store = self.ports.sessions.as_ref();
+            let state = match store.get(&key).await {
+                Ok(Some(text)) => match state::decode_head(&text) {
+                    Ok((head, _)) if head.status == RunStatus::Running => {
+                        state::load_with_head(store, session, &text).await.ok()
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match state {
+                Some(state) if state.status == RunStatus::Running => {
+                    runs.push(self.clone().drive(state, handle));
+                }
+                _ => {
+                    self.running.borrow_mut().remove(session);
+                }
             }
         }
         runs

@@ -388,10 +388,20 @@ pub async fn load(
     let Some(text) = store.get(&session_key(session)).await? else {
         return Ok(None);
     };
-    if let Some(version) = legacy_version(&text) {
+    load_with_head(store, session, &text).await.map(Some)
+}
+
+/// [`load`] when the head record's `text` was just read: reads the rest (trajectory entries
+/// and page text), saving the caller a second read of the head.
+pub async fn load_with_head(
+    store: &dyn StateStore,
+    session: &str,
+    text: &str,
+) -> Result<SessionState, StateError> {
+    if let Some(version) = legacy_version(text) {
         // An older record: migrate it, and store it in the current layout.
         let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+            serde_json::from_str(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
         let mut state = migrate::to_current(value, version)?;
         if state.session != session {
             return Err(StateError::Corrupted(format!(
@@ -400,9 +410,9 @@ pub async fn load(
             )));
         }
         save(store, &mut state).await?;
-        return Ok(Some(state));
+        return Ok(state);
     }
-    let (mut state, entries) = decode_head(&text)?;
+    let (mut state, entries) = decode_head(text)?;
     if state.session != session {
         return Err(StateError::Corrupted(format!(
             "record of session {} stored under {session}",
@@ -439,7 +449,7 @@ pub async fn load(
         run_id: run,
         entries,
     };
-    Ok(Some(state))
+    Ok(state)
 }
 
 /// Saves what changed since the last save: the head record, new trajectory entries, and the
