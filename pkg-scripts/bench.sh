@@ -16,7 +16,7 @@
 #                                        resolved (median)
 # persist/load_{100kb,1mb}_ms            loading a state of that size (median)
 # persist/sw_cold_start_ms               worker start to backend ready, resuming a ~100 KB
-#                                        run (median of KL_BENCH_COLD_STARTS, default 20)
+#                                        run (median of KL_BENCH_COLD_STARTS, default 30)
 # Measured in wasm in the extension's service worker in headless Chromium, against the real
 # chrome.storage.session (a benchmark build in target/bench/extension; dist/ is untouched).
 # See pkg-scripts/bench-persist.mjs.
@@ -32,6 +32,8 @@ out=target/bench
 mkdir -p "$out"
 
 bash pkg-scripts/build.sh >&2
+# Timings move with whatever else the machine runs: say how busy it was.
+kl_log "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
 kl_log "native engine overhead ($runs runs)"
 KL_BENCH_RUNS=$runs cargo bench --quiet --features bench --bench overhead > "$out/native.json"
@@ -48,6 +50,7 @@ KL_BENCH_RUNS=$runs node pkg-scripts/bench-wasm.mjs "$out/wasm-node/knowledgelen
 glue_gz=$(cat dist/wasm/knowledgelens_bg.wasm dist/wasm/knowledgelens.js | gzip -9 | wc -c | tr -d '[:space:]')
 
 kl_log "persistence in headless Chromium, real chrome.storage.session ($runs runs per size)"
+kl_log "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 bash pkg-scripts/build.sh --bench "$out/extension" >&2
 KL_BENCH_RUNS=$runs node pkg-scripts/bench-persist.mjs "$out/extension" > "$out/persist.json"
 
