@@ -10,6 +10,16 @@
 # core/wasm_glue_gz_bytes           the shipped wasm plus its JS glue, gzip -9
 # Runs: 5 tool steps plus a final answer against a zero-latency scripted model, a ~1 KB
 # question, ~2 KB tool results, the state saved after every phase; >= 200 runs after warm-up.
+#
+# persist/save_step_{10kb,100kb,1mb}_ms  one step appended to a stored state of that size,
+#                                        from the save call until chrome.storage.session
+#                                        resolved (median)
+# persist/load_{100kb,1mb}_ms            loading a state of that size (median)
+# persist/sw_cold_start_ms               worker start to backend ready, resuming a ~100 KB
+#                                        run (median of KL_BENCH_COLD_STARTS, default 30)
+# Measured in wasm in the extension's service worker in headless Chromium, against the real
+# chrome.storage.session (a benchmark build in target/bench/extension; dist/ is untouched).
+# See pkg-scripts/bench-persist.mjs.
 set -euo pipefail
 
 export KL_SCRIPT=bench
@@ -22,6 +32,8 @@ out=target/bench
 mkdir -p "$out"
 
 bash pkg-scripts/build.sh >&2
+# Timings move with whatever else the machine runs: say how busy it was.
+kl_log "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
 kl_log "native engine overhead ($runs runs)"
 KL_BENCH_RUNS=$runs cargo bench --quiet --features bench --bench overhead > "$out/native.json"
@@ -37,17 +49,32 @@ KL_BENCH_RUNS=$runs node pkg-scripts/bench-wasm.mjs "$out/wasm-node/knowledgelen
 
 glue_gz=$(cat dist/wasm/knowledgelens_bg.wasm dist/wasm/knowledgelens.js | gzip -9 | wc -c | tr -d '[:space:]')
 
+kl_log "persistence in headless Chromium, real chrome.storage.session ($runs runs per size)"
+kl_log "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+bash pkg-scripts/build.sh --bench "$out/extension" >&2
+KL_BENCH_RUNS=$runs node pkg-scripts/bench-persist.mjs "$out/extension" > "$out/persist.json"
+
 node --input-type=module - "$out" "$glue_gz" <<'JS'
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 const [dir, glueGz] = process.argv.slice(2);
 const native = JSON.parse(readFileSync(`${dir}/native.json`, 'utf8'));
 const wasm = JSON.parse(readFileSync(`${dir}/wasm.json`, 'utf8'));
+const persist = JSON.parse(readFileSync(`${dir}/persist.json`, 'utf8'));
 const fresh = [
   { name: 'core/step_overhead_native_ms', unit: 'ms', value: native.median_ms },
   { name: 'core/step_overhead_wasm_ms', unit: 'ms', value: wasm.median_ms },
   { name: 'core/step_overhead_wasm_p95_ms', unit: 'ms', value: wasm.p95_ms },
   { name: 'core/wasm_glue_gz_bytes', unit: 'bytes', value: Number(glueGz) },
+  { name: 'persist/save_step_10kb_ms', unit: 'ms', value: persist.save_10kb_ms },
+  { name: 'persist/save_step_100kb_ms', unit: 'ms', value: persist.save_100kb_ms },
+  { name: 'persist/save_step_1mb_ms', unit: 'ms', value: persist.save_1mb_ms },
+  { name: 'persist/load_100kb_ms', unit: 'ms', value: persist.load_100kb_ms },
+  { name: 'persist/load_1mb_ms', unit: 'ms', value: persist.load_1mb_ms },
+  { name: 'persist/sw_cold_start_ms', unit: 'ms', value: persist.sw_cold_start_ms },
 ];
+for (const r of fresh) {
+  if (typeof r.value !== 'number' || !Number.isFinite(r.value)) throw new Error(`no value for ${r.name}`);
+}
 const file = `${dir}/results.json`;
 const old = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
 const names = new Set(fresh.map((r) => r.name));

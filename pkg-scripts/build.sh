@@ -2,12 +2,17 @@
 # Builds the unpacked extension in dist/ and dist/knowledgelens.zip (layout: extension/ copied
 # verbatim, plus dist/wasm/knowledgelens.js and dist/wasm/knowledgelens_bg.wasm).
 #
-#   pkg-scripts/build.sh [--force]
+#   pkg-scripts/build.sh [--force] [--bench DIR]
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). The Rust steps (cargo,
 # wasm-bindgen, wasm-opt) are skipped when src/, Cargo.toml and Cargo.lock are unchanged since
 # the last build (a hash in target/knowledgelens-wasm.stamp); --force runs them anyway.
 # extension/ is copied again on every run.
+# --bench DIR builds the benchmark variant into DIR instead (no zip; never ship it): the wasm
+# with `--features bench`, and a background.js that also puts the wasm module's exports on
+# globalThis.__klBench, the started Backend on globalThis.__klBackend, and performance.now()
+# at the moment the backend was ready (ms since the worker started) on globalThis.__klReadyMs
+# (with the number of runs it resumed on globalThis.__klRunsAtReady).
 set -euo pipefail
 
 export KL_SCRIPT=build
@@ -16,12 +21,18 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/ensure-tools.sh
 source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
 
-usage() { sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 force=0
+bench_dir=
 while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=1 ;;
+    --bench)
+      [ $# -ge 2 ] || kl_die "--bench needs a directory"
+      bench_dir=$2
+      shift
+      ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; kl_die "unknown argument: $1" ;;
   esac
@@ -37,8 +48,11 @@ trap 'if [ ${#cleanup[@]} -gt 0 ]; then rm -rf "${cleanup[@]}"; fi' EXIT
 
 target_dir=${CARGO_TARGET_DIR:-$KL_ROOT/target}
 wasm_in="$target_dir/$KL_WASM_TARGET/release/knowledgelens.wasm"
-out_dir="$target_dir/knowledgelens-wasm" # optimized glue + wasm, kept between builds
-stamp="$target_dir/knowledgelens-wasm.stamp"
+variant=${bench_dir:+-bench}
+features=()
+if [ -n "$bench_dir" ]; then features=(--features bench); fi
+out_dir="$target_dir/knowledgelens-wasm$variant" # optimized glue + wasm, kept between builds
+stamp="$target_dir/knowledgelens-wasm$variant.stamp"
 wasm_opt="$KL_ROOT/node_modules/.bin/wasm-opt"
 # The features rustc enables by default for wasm32-unknown-unknown (Rust 1.95, LLVM 22):
 # `rustc --print cfg --target wasm32-unknown-unknown | grep target_feature`. wasm-opt rejects
@@ -48,7 +62,7 @@ wasm_opt_flags=(-Oz --enable-bulk-memory --enable-nontrapping-float-to-int --ena
   --enable-mutable-globals --enable-reference-types --enable-multivalue
   --strip-debug --strip-producers --strip-target-features)
 # Bump when the recipe below changes, so old stamps do not match.
-recipe="3 ${wasm_opt_flags[*]}"
+recipe="3 ${wasm_opt_flags[*]} ${features[*]}"
 
 # A hash of everything the wasm depends on: sources, manifests, tool versions, this recipe.
 inputs_hash() {
@@ -90,7 +104,7 @@ build_wasm() {
   # `strip = true` would drop the `target_features` section that wasm-bindgen reads to learn
   # which wasm features the module uses (it warns and guesses); wasm-opt strips afterwards.
   kl_run env CARGO_PROFILE_RELEASE_STRIP=false \
-    cargo build --release --target "$KL_WASM_TARGET" --lib
+    cargo build --release --target "$KL_WASM_TARGET" --lib "${features[@]}"
   [ -f "$wasm_in" ] || kl_die "cargo did not produce $wasm_in"
   mkdir -p "$target_dir"
   tmp=$(mktemp -d "$target_dir/knowledgelens-wasm.XXXXXX")
@@ -128,6 +142,26 @@ assemble_dist() {
   mv "$zip_tmp" dist/knowledgelens.zip
 }
 
+# The benchmark variant: extension/ plus the bench wasm and bench hooks, in $bench_dir.
+assemble_bench() {
+  rm -rf "$bench_dir"
+  mkdir -p "$bench_dir/wasm"
+  cp -R extension/. "$bench_dir/"
+  cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" "$bench_dir/wasm/"
+  cat >> "$bench_dir/background.js" <<'JS'
+
+// ---- Benchmark build only (pkg-scripts/build.sh --bench) ----
+import * as klBench from './wasm/knowledgelens.js';
+globalThis.__klBench = klBench;
+ready.then((backend) => {
+  // The worker's time origin is when it started: this is start-to-ready in ms.
+  globalThis.__klReadyMs = performance.now();
+  globalThis.__klRunsAtReady = backend.active_runs();
+  globalThis.__klBackend = backend;
+});
+JS
+}
+
 kl_ensure_build_tools
 
 # One build at a time per checkout (two would race on target/ and dist/).
@@ -149,6 +183,12 @@ elif [ ! -f "$out_dir/knowledgelens_bg.wasm" ] || [ ! -f "$out_dir/knowledgelens
   build_wasm "$hash"
 else
   kl_log "wasm is up to date (src/, Cargo.toml, Cargo.lock unchanged); skipping cargo, wasm-bindgen, wasm-opt"
+fi
+
+if [ -n "$bench_dir" ]; then
+  assemble_bench
+  kl_log "benchmark build in $bench_dir in $(kl_elapsed "$started") s (not for shipping)"
+  exit 0
 fi
 
 assemble_dist

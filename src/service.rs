@@ -84,15 +84,33 @@ pub struct Service {
     closed_tabs: RefCell<HashSet<String>>,
 }
 
+/// `text` (our own English message) as a sentence for the UI: capitalized, ending with a
+/// period. ASCII case only: Unicode case tables would add ~17 KB to the wasm.
+fn sentence(text: &str) -> String {
+    let mut out = text.trim().to_string();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    if !out.ends_with(['.', '!', '?']) {
+        out.push('.');
+    }
+    out
+}
+
 /// The notice shown when a tab cannot be scripted.
 pub const UNREADABLE_PAGE: &str = "This page can't be read by extensions (browser pages such as chrome:// and the Chrome Web Store are protected), so the question is answered without the page's text.";
 
 impl Service {
     /// A service over `ports`.
     pub fn new(ports: Ports) -> Rc<Self> {
+        Self::with_tools(ports, ToolBox::builtin())
+    }
+
+    /// A service over `ports` whose runs use `tools` (tests add tools with side effects).
+    pub fn with_tools(ports: Ports, tools: ToolBox) -> Rc<Self> {
         Rc::new(Self {
             ports,
-            tools: ToolBox::builtin(),
+            tools,
             running: RefCell::new(HashMap::new()),
             closed_tabs: RefCell::new(HashSet::new()),
         })
@@ -184,7 +202,7 @@ impl Service {
                 format!("Could not read the session: {e}"),
             )),
             Err(e) => {
-                let mut message = e.to_string();
+                let mut message = sentence(&e.to_string());
                 if self.running.borrow().contains_key(session) {
                     // A run of this worker owns the session: what was read is a write in
                     // progress, not damage; never set aside a live run's data.
@@ -236,14 +254,7 @@ impl Service {
     /// never a state some run is about to supersede. `None` if it is running here already,
     /// or no longer running once loaded.
     async fn claim(&self, session: &str) -> Option<(SessionState, RunHandle)> {
-        let handle = RunHandle::default();
-        {
-            let mut running = self.running.borrow_mut();
-            if running.contains_key(session) {
-                return None;
-            }
-            running.insert(session.to_string(), handle.clone());
-        }
+        let handle = self.register(session)?;
         match state::load(self.ports.sessions.as_ref(), session).await {
             Ok(Some(state)) if state.status == RunStatus::Running => Some((state, handle)),
             _ => {
@@ -251,6 +262,17 @@ impl Service {
                 None
             }
         }
+    }
+
+    /// Registers `session` as running in this worker; `None` if it is already.
+    fn register(&self, session: &str) -> Option<RunHandle> {
+        let mut running = self.running.borrow_mut();
+        if running.contains_key(session) {
+            return None;
+        }
+        let handle = RunHandle::default();
+        running.insert(session.to_string(), handle.clone());
+        Some(handle)
     }
 
     /// Runs going on in this worker.
@@ -338,10 +360,13 @@ impl Service {
         self.running
             .borrow_mut()
             .insert(session.to_string(), handle.clone());
-        if let Err(e) = state::save(self.ports.sessions.as_ref(), &mut state).await {
-            state.notices.push(format!(
+        match state::save_making_room(self.ports.sessions.as_ref(), &mut state).await {
+            Ok(false) => {}
+            // Carried by the run's next save, and shown when it starts.
+            Ok(true) => state.notices.push(state::STORAGE_FULL_NOTICE.to_string()),
+            Err(e) => state.notices.push(format!(
                 "Could not save this session ({e}); the run continues in memory."
-            ));
+            )),
         }
         let view = json!(SessionView::of(&state));
         let run = self.clone().drive(state, handle);
@@ -384,18 +409,29 @@ impl Service {
         let mut runs = Vec::new();
         for key in keys {
             let session = &key[SESSION_PREFIX.len()..];
-            // Only the small head record decides; finished sessions are not loaded whole.
-            let running = match self.ports.sessions.get(&key).await {
-                Ok(Some(text)) => state::decode_head(&text)
-                    .map(|(s, _)| s.status == RunStatus::Running)
-                    .unwrap_or(true),
-                _ => false,
-            };
-            if !running {
+            // Claimed before the head is read (as in `claim`); only the small head record
+            // decides, so finished sessions are not loaded whole, and a running one is
+            // loaded with the head just read (a worker's start-up waits for this).
+            let Some(handle) = self.register(session) else {
                 continue;
-            }
-            if let Some((state, handle)) = self.claim(session).await {
-                runs.push(self.clone().drive(state, handle));
+            };
+            let store = self.ports.sessions.as_ref();
+            let state = match store.get(&key).await {
+                Ok(Some(text)) => match state::decode_head(&text) {
+                    Ok((head, _)) if head.status == RunStatus::Running => {
+                        state::load_with_head(store, session, &text).await.ok()
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match state {
+                Some(state) if state.status == RunStatus::Running => {
+                    runs.push(self.clone().drive(state, handle));
+                }
+                _ => {
+                    self.running.borrow_mut().remove(session);
+                }
             }
         }
         runs

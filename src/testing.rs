@@ -1,11 +1,16 @@
 //! In-memory ports for native tests and benchmarks: a scripted model that fails on an
 //! unexpected call, a memory store with fault injection, a manual clock whose sleeps
-//! advance time instantly, and a recording event sink. Nothing here touches the browser.
+//! advance time instantly, and a recording event sink. For chaos tests that stop a run
+//! anywhere: a store and a model whose operations yield (so a run has many points at which
+//! polling can stop) and [`poll_times`], which polls a future a given number of times.
+//! Nothing here touches the browser.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
@@ -369,6 +374,140 @@ impl PageReader for StaticPages {
                 .cloned()
                 .ok_or_else(|| "Cannot access contents of the page".to_string()),
         )
+        .boxed_local()
+    }
+}
+
+/// Pending once (waking its task at once), then ready: a point at which a test driving a
+/// future by hand ([`poll_times`]) can stop polling it.
+pub fn yield_now() -> impl Future<Output = ()> {
+    let mut yielded = false;
+    future::poll_fn(move |cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+}
+
+/// Polls `fut` until it is ready or has been polled `max` times; `Some(output)` if it
+/// finished. The waker does nothing, so this is for futures whose only pending points
+/// wake themselves at once ([`yield_now`] and the doubles built on it). Dropping the
+/// future afterwards is the worker being stopped at that point.
+pub fn poll_times<F: Future + ?Sized>(mut fut: Pin<&mut F>, max: usize) -> Option<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..max {
+        if let Poll::Ready(output) = fut.as_mut().poll(&mut cx) {
+            return Some(output);
+        }
+    }
+    None
+}
+
+/// How many polls `fut` takes to finish (see [`poll_times`]); `None` if not within `max`.
+pub fn polls_to_finish<F: Future + ?Sized>(mut fut: Pin<&mut F>, max: usize) -> Option<usize> {
+    let mut cx = Context::from_waker(Waker::noop());
+    (1..=max).find(|_| fut.as_mut().poll(&mut cx).is_ready())
+}
+
+/// A [`MemoryStore`] whose every operation yields before it takes effect, and whose writes
+/// yield once more after they took effect (written, not yet acknowledged): a run stopped
+/// at any of these points has written either all of a `set` or none of it, as with
+/// `chrome.storage`.
+pub struct YieldingStore(pub Rc<MemoryStore>);
+
+impl StateStore for YieldingStore {
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
+        async move {
+            yield_now().await;
+            self.0.get(key).await
+        }
+        .boxed_local()
+    }
+    fn get_many(
+        &self,
+        keys: Vec<String>,
+    ) -> LocalBoxFuture<'_, Result<Vec<Option<String>>, StoreError>> {
+        async move {
+            yield_now().await;
+            self.0.get_many(keys).await
+        }
+        .boxed_local()
+    }
+    fn set(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        async move {
+            yield_now().await;
+            let result = self.0.set(items).await;
+            yield_now().await;
+            result
+        }
+        .boxed_local()
+    }
+    fn remove(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        async move {
+            yield_now().await;
+            self.0.remove(keys).await
+        }
+        .boxed_local()
+    }
+    fn keys<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>> {
+        async move {
+            yield_now().await;
+            self.0.keys(prefix).await
+        }
+        .boxed_local()
+    }
+}
+
+/// A model that is in flight for `yields` polls before `inner` answers, counting the calls
+/// that reached it and the ones that returned (a call dropped in flight never returns).
+pub struct YieldingLlm<L> {
+    /// The model that answers.
+    pub inner: L,
+    /// Pending polls before it answers.
+    pub yields: usize,
+    started: Cell<usize>,
+    finished: Cell<usize>,
+}
+
+impl<L> YieldingLlm<L> {
+    /// `inner`, answering after `yields` pending polls.
+    pub fn new(inner: L, yields: usize) -> Self {
+        Self {
+            inner,
+            yields,
+            started: Cell::new(0),
+            finished: Cell::new(0),
+        }
+    }
+    /// Calls that reached the model.
+    pub fn started(&self) -> usize {
+        self.started.get()
+    }
+    /// Calls that returned a result.
+    pub fn finished(&self) -> usize {
+        self.finished.get()
+    }
+}
+
+impl<L: LlmClient> LlmClient for YieldingLlm<L> {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        self.started.set(self.started.get() + 1);
+        async move {
+            for _ in 0..self.yields {
+                yield_now().await;
+            }
+            let result = self.inner.complete(request, on_delta).await;
+            self.finished.set(self.finished.get() + 1);
+            result
+        }
         .boxed_local()
     }
 }

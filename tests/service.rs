@@ -240,10 +240,19 @@ fn corrupted_state_becomes_a_fresh_session_with_a_notice() {
     let snap = call(&h, json!({"id": 1, "type": "snapshot", "session": "popup"}));
     assert_eq!(snap["ok"], true);
     assert_eq!(snap["data"]["status"], "idle");
-    assert!(snap["data"]["notices"][0]
-        .as_str()
-        .expect("n")
-        .contains("corrupted"));
+    // One readable notice: what happened, then where the damaged data was kept.
+    let notice = snap["data"]["notices"][0].as_str().expect("n");
+    let kept = "quarantine:popup:5000";
+    assert_eq!(
+        notice,
+        format!(
+            "The saved session is corrupted (key must be a string at line 1 column 2); a fresh session was started. The damaged data was kept under \"{kept}\" in the extension's session storage."
+        )
+    );
+    assert_eq!(
+        h.sessions.data.borrow().get(kept).map(String::as_str),
+        Some("{not json")
+    );
     futures::executor::block_on(
         h.sessions
             .set(vec![("session:popup".into(), r#"{"version": 99}"#.into())]),
@@ -297,4 +306,55 @@ fn an_interrupted_run_is_resumed_once() {
     assert_eq!(done.status, RunStatus::Completed);
     assert_eq!(done.answer, "Moon.");
     assert_eq!(h.llm.remaining(), 0);
+}
+
+#[test]
+fn asking_with_storage_full_makes_room_instead_of_running_unsaved() {
+    let h = harness(vec![Reply::text("Because of the moon.")]);
+    // A finished session of another tab fills the storage: the new question's first save
+    // does not fit until that session is dropped.
+    let mut old = state::SessionState::new("tab:8", 10);
+    old.begin_run(
+        "old question",
+        Some(state::PageInfo {
+            title: "Big".into(),
+            url: "http://127.0.0.1/big".into(),
+            text: "z".repeat(20_000),
+        }),
+        Default::default(),
+        10,
+    );
+    old.status = RunStatus::Completed;
+    old.next = None;
+    futures::executor::block_on(state::save(h.sessions.as_ref(), &mut old)).expect("save");
+    h.sessions
+        .quota_bytes
+        .set(Some(h.sessions.used_bytes() + 100));
+    let (reply, run) = futures::executor::block_on(h.service.handle_json(
+        json!({"id": 1, "type": "ask", "session": "tab:3", "question": "Why tides?", "tab_id": 3}),
+    ));
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(
+        reply["data"]["notices"],
+        json!([state::STORAGE_FULL_NOTICE]),
+        "room was made at once; nothing says the run is unsaved"
+    );
+    assert!(!h.sessions.data.borrow().contains_key("session:tab:8"));
+    futures::executor::block_on(run.expect("run"));
+    let done = futures::executor::block_on(state::load(h.sessions.as_ref(), "tab:3"))
+        .expect("load")
+        .expect("saved");
+    assert_eq!(done.status, RunStatus::Completed);
+    assert_eq!(done.notices, [state::STORAGE_FULL_NOTICE]);
+    let shown: Vec<String> = h
+        .sink
+        .events
+        .borrow()
+        .iter()
+        .filter_map(|e| match &e.event.kind {
+            knowledgelens::agent::events::EventKind::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, [state::STORAGE_FULL_NOTICE], "shown once");
 }

@@ -19,8 +19,10 @@ use crate::agent::trajectory::{ErrorInfo, Item};
 use crate::llm::{
     estimate_request_tokens, estimate_tokens, ChatRequest, ChatResponse, LlmError, ToolCall, Usage,
 };
-use crate::ports::{Clock, EventSink, LlmClient, StateStore, StoreError};
-use crate::state::{self, Next, PendingInput, RunStatus, SessionState, SynthesisReason};
+use crate::ports::{Clock, EventSink, LlmClient, StateStore};
+use crate::state::{
+    self, Next, PendingInput, RunStatus, SessionState, SynthesisReason, STORAGE_FULL_NOTICE,
+};
 use crate::tools::parse;
 use crate::tools::{
     decode_args, CallCounts, Policy, RequestInputArgs, ToolBox, ToolContext, ToolError,
@@ -151,28 +153,19 @@ impl<'a> Engine<'a> {
         self.events.emit(&EventEnvelope::new(&state.session, event));
     }
 
-    /// Saves the state. A failing store never stops the run: it goes on in memory and the
-    /// user is warned once.
+    /// Saves the state, making room when storage is full. A failing store never stops the
+    /// run: it goes on in memory and the user is warned once.
     async fn persist(&self, state: &mut SessionState) {
         state.updated_at = self.clock.now_ms();
-        let mut result = state::save(self.store, state).await;
-        let mut rounds = 0;
-        // Quota exceeded: drop the oldest finished sessions, then summarize older steps.
-        while matches!(result, Err(StoreError::QuotaExceeded(_))) && rounds < 16 {
-            rounds += 1;
-            let freed = state::drop_oldest_finished(self.store, &state.session)
-                .await
-                .unwrap_or(false);
-            if !freed && !state::compact_trajectory(state) {
-                break;
-            }
-            result = state::save(self.store, state).await;
-            if result.is_ok() && !self.compaction_noted.replace(true) {
-                let message = "Browser storage for KnowledgeLens was full: older sessions were removed and older steps summarized to make room.".to_string();
-                state.notices.push(message.clone());
-                self.emit(state, EventKind::Notice { message });
-                result = state::save(self.store, state).await;
-            }
+        let mut result = state::save_making_room(self.store, state).await;
+        if matches!(result, Ok(true))
+            && !self.compaction_noted.replace(true)
+            && !state.notices.iter().any(|n| n == STORAGE_FULL_NOTICE)
+        {
+            let message = STORAGE_FULL_NOTICE.to_string();
+            state.notices.push(message.clone());
+            self.emit(state, EventKind::Notice { message });
+            result = state::save_making_room(self.store, state).await;
         }
         if let Err(err) = result {
             if !self.storage_warned.replace(true) {

@@ -388,10 +388,20 @@ pub async fn load(
     let Some(text) = store.get(&session_key(session)).await? else {
         return Ok(None);
     };
-    if let Some(version) = legacy_version(&text) {
+    load_with_head(store, session, &text).await.map(Some)
+}
+
+/// [`load`] when the head record's `text` was just read: reads the rest (trajectory entries
+/// and page text), saving the caller a second read of the head.
+pub async fn load_with_head(
+    store: &dyn StateStore,
+    session: &str,
+    text: &str,
+) -> Result<SessionState, StateError> {
+    if let Some(version) = legacy_version(text) {
         // An older record: migrate it, and store it in the current layout.
         let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+            serde_json::from_str(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
         let mut state = migrate::to_current(value, version)?;
         if state.session != session {
             return Err(StateError::Corrupted(format!(
@@ -400,9 +410,9 @@ pub async fn load(
             )));
         }
         save(store, &mut state).await?;
-        return Ok(Some(state));
+        return Ok(state);
     }
-    let (mut state, entries) = decode_head(&text)?;
+    let (mut state, entries) = decode_head(text)?;
     if state.session != session {
         return Err(StateError::Corrupted(format!(
             "record of session {} stored under {session}",
@@ -439,7 +449,7 @@ pub async fn load(
         run_id: run,
         entries,
     };
-    Ok(Some(state))
+    Ok(state)
 }
 
 /// Saves what changed since the last save: the head record, new trajectory entries, and the
@@ -524,6 +534,34 @@ pub async fn drop_oldest_finished(store: &dyn StateStore, keep: &str) -> Result<
         Some((_, session)) => delete_session(store, &session).await.map(|()| true),
         None => Ok(false),
     }
+}
+
+/// The notice shown once a save had to make room (see [`save_making_room`]).
+pub const STORAGE_FULL_NOTICE: &str = "Browser storage for KnowledgeLens was full: older sessions were removed and older steps summarized to make room.";
+
+/// [`save`], making room when the storage quota is exceeded: the least recently updated
+/// finished sessions are dropped first (never `state`'s own), then `state`'s older tool
+/// results are summarized, retrying the save after each. `Ok(true)` when room had to be
+/// made; the quota error when nothing more can go.
+pub async fn save_making_room(
+    store: &dyn StateStore,
+    state: &mut SessionState,
+) -> Result<bool, StoreError> {
+    let mut result = save(store, state).await;
+    let mut made_room = false;
+    let mut rounds = 0;
+    while matches!(result, Err(StoreError::QuotaExceeded(_))) && rounds < 16 {
+        rounds += 1;
+        let freed = drop_oldest_finished(store, &state.session)
+            .await
+            .unwrap_or(false);
+        if !freed && !compact_trajectory(state) {
+            break;
+        }
+        made_room = true;
+        result = save(store, state).await;
+    }
+    result.map(|()| made_room)
 }
 
 /// Characters a summarized tool result keeps.

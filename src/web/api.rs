@@ -178,14 +178,16 @@ pub fn check_sender(sender: &JsValue) -> Result<(), ApiError> {
 
 #[wasm_bindgen]
 impl Backend {
-    /// Starts the backend: restricts storage to trusted contexts, then resumes every run
-    /// that was interrupted when the worker stopped. `emit` receives every event.
+    /// Starts the backend: restricts storage to trusted contexts and resumes every run that
+    /// was interrupted when the worker stopped, both at once (they are independent, and a
+    /// worker's start-up is on the user's critical path). `emit` receives every event.
     pub async fn start(emit: Function) -> Result<Backend, JsValue> {
-        for area in [Area::Session, Area::Local] {
+        let restrict = |area: Area| async move {
             if let Err(err) = ChromeStore::new(area).restrict_to_trusted_contexts().await {
                 web_sys::console::warn_1(&format!("KnowledgeLens: could not restrict storage.{area:?} to trusted contexts: {err}").into());
             }
-        }
+        };
+        let restrict = futures::future::join(restrict(Area::Session), restrict(Area::Local));
         let ports = Ports {
             sessions: Rc::new(ChromeStore::new(Area::Session)),
             settings: Rc::new(ChromeStore::new(Area::Local)),
@@ -196,7 +198,7 @@ impl Backend {
         };
         let service = Service::new(ports);
         let keepalive = Rc::new(Cell::new(false));
-        let runs = service.resume_all().await;
+        let (_restricted, runs) = futures::future::join(restrict, service.resume_all()).await;
         if !runs.is_empty() {
             for run in runs {
                 spawn_local(run);

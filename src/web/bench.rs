@@ -1,5 +1,7 @@
-//! The engine-overhead benchmark exported to JS (feature `bench` only), timed with
-//! `performance.now()`.
+//! Benchmarks exported to JS (feature `bench` only), timed with `performance.now()`: the
+//! engine's per-step overhead, and saving and loading session state in the real
+//! `chrome.storage.session` (run them in the extension's worker; `pkg-scripts/bench.sh`
+//! does).
 
 use wasm_bindgen::prelude::*;
 
@@ -19,9 +21,9 @@ pub fn bench_step_overhead(runs: usize, warmup: usize) -> Vec<f64> {
 }
 
 /// A state whose stored size is about `bytes`: trajectory entries of ~2 KB each.
-fn state_of_size(bytes: usize) -> crate::state::SessionState {
+fn state_of_size(session: &str, bytes: usize) -> crate::state::SessionState {
     use crate::agent::trajectory::Item;
-    let mut state = crate::state::SessionState::new("tab:999999", 0);
+    let mut state = crate::state::SessionState::new(session, 0);
     state.begin_run(
         "benchmark question",
         None,
@@ -29,7 +31,8 @@ fn state_of_size(bytes: usize) -> crate::state::SessionState {
         0,
     );
     let chunk = "x".repeat(2000);
-    while crate::state::encode_head(&mut state).len() + state.trajectory.len() * 2100 < bytes {
+    let head = crate::state::encode_head(&mut state).len();
+    while head + state.trajectory.len() * 2100 < bytes {
         state.record(
             0,
             Item::ToolResult {
@@ -43,13 +46,20 @@ fn state_of_size(bytes: usize) -> crate::state::SessionState {
     state
 }
 
-async fn time_saves(bytes: usize, runs: usize) -> Result<Vec<f64>, crate::ports::StoreError> {
+/// The session the save and load benchmarks write (removed when they end).
+const BENCH_SESSION: &str = "tab:999999";
+
+async fn time_saves(
+    bytes: usize,
+    runs: usize,
+    warmup: usize,
+) -> Result<Vec<f64>, crate::ports::StoreError> {
     use crate::agent::trajectory::Item;
     let store = super::storage::ChromeStore::new(super::storage::Area::Session);
-    let mut state = state_of_size(bytes);
+    let mut state = state_of_size(BENCH_SESSION, bytes);
     crate::state::save(&store, &mut state).await?;
     let mut samples = Vec::with_capacity(runs);
-    for i in 0..runs {
+    for i in 0..warmup + runs {
         state.record(
             0,
             Item::Thought {
@@ -58,56 +68,93 @@ async fn time_saves(bytes: usize, runs: usize) -> Result<Vec<f64>, crate::ports:
         );
         let start = now();
         crate::state::save(&store, &mut state).await?;
-        samples.push(now() - start);
-    }
-    crate::state::delete_session(&store, &state.session).await?;
-    Ok(samples)
-}
-
-async fn time_loads(bytes: usize, runs: usize) -> Result<Vec<f64>, crate::ports::StoreError> {
-    let store = super::storage::ChromeStore::new(super::storage::Area::Session);
-    let mut state = state_of_size(bytes);
-    crate::state::save(&store, &mut state).await?;
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let start = now();
-        let loaded = crate::state::load(&store, &state.session).await;
-        samples.push(now() - start);
-        if !matches!(loaded, Ok(Some(_))) {
-            return Err(crate::ports::StoreError::Failed(
-                "the benchmark state did not load back".into(),
-            ));
+        if i >= warmup {
+            samples.push(now() - start);
         }
     }
     crate::state::delete_session(&store, &state.session).await?;
     Ok(samples)
 }
 
-/// Milliseconds each of `runs` saves took, appending one step to a state of about `bytes`
-/// stored in the real `chrome.storage.session` (call it in the extension's worker).
-#[wasm_bindgen]
-pub async fn bench_persist_save(bytes: usize, runs: usize) -> Result<Vec<f64>, JsValue> {
-    time_saves(bytes, runs)
-        .await
-        .map_err(|e| JsValue::from_str(&e.to_string()))
-}
-
-/// Milliseconds each of `runs` loads of a state of about `bytes` took.
-#[wasm_bindgen]
-pub async fn bench_persist_load(bytes: usize, runs: usize) -> Result<Vec<f64>, JsValue> {
-    time_loads(bytes, runs)
-        .await
-        .map_err(|e| JsValue::from_str(&e.to_string()))
-}
-
-/// Stores a finished session of about `bytes` under `session`, so a cold start restores it.
-#[wasm_bindgen]
-pub async fn bench_store_session(session: String, bytes: usize) -> Result<(), JsValue> {
+async fn time_loads(
+    bytes: usize,
+    runs: usize,
+    warmup: usize,
+) -> Result<Vec<f64>, crate::ports::StoreError> {
     let store = super::storage::ChromeStore::new(super::storage::Area::Session);
-    let mut state = state_of_size(bytes);
-    state.session = session;
-    state.status = crate::state::RunStatus::Completed;
-    state.next = None;
+    let mut state = state_of_size(BENCH_SESSION, bytes);
+    crate::state::save(&store, &mut state).await?;
+    let mut samples = Vec::with_capacity(runs);
+    for i in 0..warmup + runs {
+        let start = now();
+        let loaded = crate::state::load(&store, &state.session).await;
+        let elapsed = now() - start;
+        match loaded {
+            Ok(Some(back)) if back.trajectory.len() == state.trajectory.len() => {}
+            _ => {
+                return Err(crate::ports::StoreError::Failed(
+                    "the benchmark state did not load back".into(),
+                ))
+            }
+        }
+        if i >= warmup {
+            samples.push(elapsed);
+        }
+    }
+    crate::state::delete_session(&store, &state.session).await?;
+    Ok(samples)
+}
+
+/// Milliseconds each of `runs` saves took (after `warmup` unmeasured ones), each appending
+/// one step (a ~0.5 KB entry) to a state of about `bytes` stored in the real
+/// `chrome.storage.session`: from the save call until storage resolved. Call it in the
+/// extension's worker.
+#[wasm_bindgen]
+pub async fn bench_persist_save(
+    bytes: usize,
+    runs: usize,
+    warmup: usize,
+) -> Result<Vec<f64>, JsValue> {
+    time_saves(bytes, runs, warmup)
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
+/// Milliseconds each of `runs` loads (after `warmup` unmeasured ones) of a state of about
+/// `bytes` took, from the real `chrome.storage.session`.
+#[wasm_bindgen]
+pub async fn bench_persist_load(
+    bytes: usize,
+    runs: usize,
+    warmup: usize,
+) -> Result<Vec<f64>, JsValue> {
+    time_loads(bytes, runs, warmup)
+        .await
+        .map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
+/// Stores a session of about `bytes` under `session` whose run is going on and waits,
+/// without a deadline, for the user's answer to a question: a worker that starts resumes it
+/// (loading all of it) and then waits, calling nothing. For the cold-start benchmark.
+#[wasm_bindgen]
+pub async fn bench_store_waiting_session(session: String, bytes: usize) -> Result<(), JsValue> {
+    let store = super::storage::ChromeStore::new(super::storage::Area::Session);
+    let mut state = state_of_size(&session, bytes);
+    let call = crate::llm::ToolCall {
+        id: "call_bench".into(),
+        name: crate::agent::input::REQUEST_INPUT.into(),
+        arguments: r#"{"question": "Which part?"}"#.into(),
+    };
+    state.pending_input = Some(crate::state::PendingInput {
+        request_id: "bench".into(),
+        call,
+        question: "Which part?".into(),
+        asked_at: 0,
+        ack_deadline: None,
+        acknowledged_at: None,
+        answer_deadline: None,
+    });
+    state.next = Some(crate::state::Next::AwaitInput);
     crate::state::save(&store, &mut state)
         .await
         .map_err(|e| JsValue::from_str(&e.to_string()))

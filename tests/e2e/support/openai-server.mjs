@@ -14,6 +14,9 @@
 // Every request is recorded in `requests` ({method, path, headers, body, at, served}); `at` is
 // the server's Date.now() when the request arrived (before its body was read), `served` what
 // it got ('text', 'tool calls', 'status 429', 'exhausted'; null until chosen).
+// Instead of the queue, `respondWith(fn)` answers every request with `await fn(body, record)`
+// (a reply as above): a model whose reply depends only on the request, so a call redone
+// after the worker was stopped gets the same reply. `fn` may hold a reply back by awaiting.
 
 import { createServer } from 'node:http';
 
@@ -69,6 +72,8 @@ export class ScriptedOpenAI {
   constructor() {
     /** @type {object[]} replies not consumed yet */
     this.queue = [];
+    /** @type {((body: any, record: object) => Promise<object> | object) | null} */
+    this.responder = null;
     /** @type {{method: string, path: string, headers: object, body: any, at: number}[]} */
     this.requests = [];
     this.server = createServer((req, res) => {
@@ -92,6 +97,12 @@ export class ScriptedOpenAI {
     this.origin = `http://127.0.0.1:${port}`;
     /** The Base URL to configure in the extension. */
     this.baseUrl = `${this.origin}/v1`;
+    return this;
+  }
+
+  /** Answers each request with `await fn(body, record)` instead of the queue (null: the queue again). */
+  respondWith(fn) {
+    this.responder = fn;
     return this;
   }
 
@@ -150,7 +161,7 @@ export class ScriptedOpenAI {
       sendJson(res, 404, { error: { message: `no route for ${req.method} ${url.pathname}`, type: 'not_found' } });
       return;
     }
-    const next = this.queue.shift();
+    const next = this.responder ? await this.responder(body, record) : this.queue.shift();
     const reply = next && normalizeReply(next);
     record.served = !reply ? 'exhausted' : reply.status ? `status ${reply.status}` : reply.tool_calls ? 'tool calls' : 'text';
     if (!reply) {

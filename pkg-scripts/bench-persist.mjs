@@ -1,0 +1,120 @@
+// Persistence benchmarks in headless Chromium, against the real chrome.storage.session, in
+// the extension's service worker (the benchmark build from `pkg-scripts/build.sh --bench DIR`).
+// Prints {"save_10kb_ms", "save_100kb_ms", "save_1mb_ms", "load_100kb_ms", "load_1mb_ms",
+// "sw_cold_start_ms", ...} (medians) on stdout; details on stderr.
+//
+//   node pkg-scripts/bench-persist.mjs DIR
+//
+// save_*: one step (a ~0.5 KB trajectory entry) appended to a stored state of that size,
+//   timed in wasm from the save call until chrome.storage.session resolved (the head record
+//   plus the new entry are written; the rest of the state is not).
+// load_*: the whole state (head record, then every trajectory entry) read and decoded.
+// sw_cold_start_ms: a ~100 KB session is stored as a run waiting for the user's answer; the
+//   worker is force-stopped (DevTools protocol) and woken by an extension page connecting.
+//   The new worker's performance.now() when Backend.start resolved is the time from the
+//   worker starting (its time origin) to ready: module and wasm load, start-up, and resuming
+//   the run, which loads all 100 KB. Each sample checks that the run was resumed. For
+//   context, wake_to_reply_ms is the same start seen from the page: from connect() until the
+//   reply to its snapshot request (Chrome starting the worker, start-up, one request).
+// KL_BENCH_RUNS (default 300) timed saves and loads per size after 20 warm-up ones;
+// KL_BENCH_COLD_STARTS (default 30) cold starts.
+
+import { resolve } from 'node:path';
+import {
+  launchExtension,
+  stopServiceWorker,
+  waitUntil,
+  workerBootId,
+} from '../tests/e2e/support/browser.mjs';
+
+const dir = resolve(process.argv[2] ?? 'target/bench/extension');
+const runs = Number(process.env.KL_BENCH_RUNS || 300);
+const coldStarts = Number(process.env.KL_BENCH_COLD_STARTS || 30);
+const WARMUP = 20;
+const KB = 1000;
+const COLD_SESSION = 'tab:999998';
+
+const log = (line) => process.stderr.write(`[bench-persist] ${line}\n`);
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+const at = (xs, q) => sorted(xs)[Math.round((xs.length - 1) * q)];
+const round = (x) => Math.round(x * 1000) / 1000;
+
+const kl = await launchExtension({ dist: dir });
+try {
+  const worker = () => kl.context.serviceWorkers().find((w) => w.url().endsWith('/background.js'));
+  const state = () => worker().evaluate(() => ({
+    boot: globalThis.__klBootId,
+    ready: globalThis.__klReadyMs,
+    runs: globalThis.__klRunsAtReady,
+    bench: typeof globalThis.__klBench?.bench_persist_save === 'function',
+  }));
+  const first = await waitUntil(async () => {
+    const s = await state();
+    return s.ready !== undefined ? s : null;
+  }, { timeout: 30_000, message: 'the benchmark build to start (is DIR a --bench build?)' });
+  if (!first.bench) throw new Error(`${dir} is not a benchmark build: no globalThis.__klBench`);
+
+  const results = {};
+  const time = async (name, fn, bytes) => {
+    const samples = await worker().evaluate(
+      async ([f, b, r, w]) => Array.from(await globalThis.__klBench[f](b, r, w)),
+      [fn, bytes, runs, WARMUP],
+    );
+    results[`${name}_ms`] = round(at(samples, 0.5));
+    results[`${name}_p95_ms`] = round(at(samples, 0.95));
+    log(`${name}: median ${results[`${name}_ms`]} ms, p95 ${results[`${name}_p95_ms`]} ms (${samples.length} runs)`);
+  };
+  await time('save_10kb', 'bench_persist_save', 10 * KB);
+  await time('save_100kb', 'bench_persist_save', 100 * KB);
+  await time('save_1mb', 'bench_persist_save', 1000 * KB);
+  await time('load_100kb', 'bench_persist_load', 100 * KB);
+  await time('load_1mb', 'bench_persist_load', 1000 * KB);
+
+  // Cold starts with a restored ~100 KB state.
+  await worker().evaluate(([s, b]) => globalThis.__klBench.bench_store_waiting_session(s, b), [COLD_SESSION, 100 * KB]);
+  const probe = await kl.context.newPage();
+  await probe.goto(`chrome-extension://${kl.extId}/options.html`);
+  const samples = [];
+  const replies = [];
+  for (let i = 0; i < coldStarts; i += 1) {
+    const before = await workerBootId(kl.context);
+    await stopServiceWorker(kl.context);
+    // Something must wake it: an extension page connecting and asking for the session, as a
+    // popup does. The page times that from its side too (until the reply), for context.
+    const replyMs = await probe.evaluate((session) => new Promise((done, fail) => {
+      const start = performance.now();
+      const port = chrome.runtime.connect({ name: 'knowledgelens' });
+      const timer = setTimeout(() => fail(new Error('no snapshot reply in 30 s')), 30_000);
+      port.onMessage.addListener((m) => {
+        if (m?.id !== 1) return;
+        clearTimeout(timer);
+        port.disconnect();
+        if (m.ok && m.data.status === 'running') done(performance.now() - start);
+        else fail(new Error(`unexpected snapshot: ${JSON.stringify(m)}`));
+      });
+      port.postMessage({ id: 1, type: 'snapshot', session });
+    }), COLD_SESSION);
+    const boot = await waitUntil(async () => {
+      const s = await state();
+      return s.boot !== before && s.ready !== undefined ? s : null;
+    }, { timeout: 30_000, message: 'the worker to start again' });
+    if (boot.runs !== 1) throw new Error(`the worker resumed ${boot.runs} runs, not the stored one`);
+    samples.push(boot.ready);
+    replies.push(replyMs);
+  }
+  log(`cold starts, worker start to ready (ms): ${samples.map((x) => x.toFixed(1)).join(' ')}`);
+  log(`the same, seen from the page: connect to first reply (ms): ${replies.map((x) => x.toFixed(1)).join(' ')}`);
+  results.sw_cold_start_ms = round(at(samples, 0.5));
+  results.sw_cold_start_p95_ms = round(at(samples, 0.95));
+  results.wake_to_reply_ms = round(at(replies, 0.5));
+  results.cold_starts = samples.length;
+  results.runs = runs;
+  // Leave nothing behind.
+  await probe.evaluate(async (s) => {
+    const all = await chrome.storage.session.get(null);
+    await chrome.storage.session.remove(Object.keys(all).filter((k) => k.includes(`${s}`)));
+  }, COLD_SESSION);
+  console.log(JSON.stringify(results));
+} finally {
+  await kl.close();
+}

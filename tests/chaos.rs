@@ -1,0 +1,596 @@
+//! Chaos: a worker stopped anywhere, again and again. A scripted three-step run (a lookup,
+//! a tool with a side effect, another lookup, then the model's final answer) goes through
+//! the real [`Service`]. Its store and model yield at every operation, so the run has many
+//! points at which it can be cut: before and after each write reaches the store, while a
+//! model call is in flight, inside a tool. A cut drops the run's future and the whole
+//! service (nothing in memory survives); a new service over the same store resumes the run
+//! with `Service::resume_all`, exactly as a restarted worker does.
+//!
+//! What is compared with an uninterrupted run of the same script: the status, answer,
+//! partial flag, error, step count, question and turns, and the trajectory as a list of
+//! `(step, item)` (every field of every entry except its timestamp `at_ms`, which the clock
+//! sets). One difference is expected and checked exactly: when a cut lands while the side
+//! effect's intent is saved but its result is not, the resumed run does not run it again and
+//! its result reads "not repeated" (the designed semantics; the model sees it and goes on).
+//! Also checked: every tool call has exactly one result and the steps are consecutive (no
+//! lost or duplicated step), the side effect happened at most once (exactly once unless its
+//! result is "not repeated"), each cut redoes at most one operation (a model call or a tool
+//! run), the final state is what the store holds, and the run ended at most once.
+//!
+//! A model call cut off in flight counts as an attempt, so a phase cut more than
+//! `max_retries` (3) times gives up: with up to 3 cuts a run always completes; with more it
+//! completes or fails as "interrupted", and then its trajectory is a prefix of the
+//! uninterrupted one.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use futures::future::{self, LocalBoxFuture};
+use futures::FutureExt;
+use knowledgelens::agent::config::RunConfig;
+use knowledgelens::agent::trajectory::Item;
+use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, Role, ToolCall, Usage};
+use knowledgelens::ports::{LlmClient, PageText};
+use knowledgelens::service::{Ports, Service};
+use knowledgelens::state::{self, Next, RunStatus, SessionState};
+use knowledgelens::testing::{
+    poll_times, polls_to_finish, yield_now, FixedModel, ManualClock, MemoryStore, RecordingSink,
+    StaticPages, YieldingLlm, YieldingStore,
+};
+use knowledgelens::tools::{ToolBox, ToolContext, ToolError, TypedTool};
+use proptest::prelude::*;
+
+const SESSION: &str = "tab:1";
+const QUESTION: &str = "Why are there tides?";
+/// The tools the model calls, in order; the answer comes after the last result.
+const PLAN: [&str; 3] = ["lookup", "send_note", "lookup"];
+const ANSWER: &str = "Answer after 3 tool results.";
+/// Polls a model call stays in flight.
+const MODEL_YIELDS: usize = 3;
+
+/// A model whose reply depends only on the request (a redone call gets the same reply):
+/// it calls the tools of [`PLAN`] one per step, and the Observe call after the last result
+/// gives the final answer. It never looks at tool results' text, so a "not repeated" result
+/// changes nothing after it.
+struct Oracle;
+
+impl LlmClient for Oracle {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        let results = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .count();
+        let usage = Some(Usage {
+            input: 100,
+            output: 10,
+        });
+        let reply = if request.response_format.is_some() {
+            let done = results >= PLAN.len();
+            ChatResponse {
+                content: serde_json::json!({
+                    "should_continue": !done,
+                    "final_answer": done.then_some(ANSWER),
+                })
+                .to_string(),
+                usage,
+                ..Default::default()
+            }
+        } else if results < PLAN.len() && !request.tools.is_empty() {
+            ChatResponse {
+                content: format!("Step {}: I will use {}.", results + 1, PLAN[results]),
+                tool_calls: vec![ToolCall {
+                    id: format!("call_{results}"),
+                    name: PLAN[results].into(),
+                    arguments: format!("{{\"n\": {results}}}"),
+                }],
+                usage,
+                finish_reason: Some("tool_calls".into()),
+            }
+        } else {
+            on_delta("Unexpected synthesis.");
+            ChatResponse {
+                content: "Unexpected synthesis.".into(),
+                usage,
+                ..Default::default()
+            }
+        };
+        future::ready(Ok(reply)).boxed_local()
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    n: u32,
+}
+
+/// A read-only tool that takes two polls; counts its runs that finished.
+struct Lookup(Rc<Cell<u32>>);
+
+impl TypedTool for Lookup {
+    const NAME: &'static str = "lookup";
+    const DESCRIPTION: &'static str = "Looks something up.";
+    type Args = Args;
+    type Output = String;
+    fn call<'a>(
+        &'a self,
+        args: Args,
+        _ctx: &'a ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
+        async move {
+            yield_now().await;
+            yield_now().await;
+            self.0.set(self.0.get() + 1);
+            Ok(format!("Fact {}: the moon pulls the oceans.", args.n))
+        }
+        .boxed_local()
+    }
+}
+
+/// A tool with a side effect: the effect happens between two yields (so a cut can land
+/// before it, or after it and before the result is back). Counts the effects.
+struct SendNote(Rc<Cell<u32>>);
+
+impl TypedTool for SendNote {
+    const NAME: &'static str = "send_note";
+    const DESCRIPTION: &'static str = "Sends a note.";
+    type Args = Args;
+    type Output = String;
+    fn side_effects(&self) -> bool {
+        true
+    }
+    fn call<'a>(
+        &'a self,
+        args: Args,
+        _ctx: &'a ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
+        async move {
+            yield_now().await;
+            self.0.set(self.0.get() + 1);
+            yield_now().await;
+            Ok(format!("Note {} sent.", args.n))
+        }
+        .boxed_local()
+    }
+}
+
+/// What outlives a worker: the store, the model server, the tools' effects, the clock and
+/// the UI.
+struct World {
+    store: Rc<MemoryStore>,
+    settings: Rc<MemoryStore>,
+    clock: Rc<ManualClock>,
+    sink: Rc<RecordingSink>,
+    llm: Rc<YieldingLlm<Oracle>>,
+    lookups: Rc<Cell<u32>>,
+    notes: Rc<Cell<u32>>,
+}
+
+impl World {
+    fn new() -> Self {
+        let store = Rc::new(MemoryStore::new());
+        store.keep_history.set(true);
+        Self {
+            store,
+            settings: Rc::new(MemoryStore::new()),
+            clock: ManualClock::new(1_000),
+            sink: Rc::new(RecordingSink::default()),
+            llm: Rc::new(YieldingLlm::new(Oracle, MODEL_YIELDS)),
+            lookups: Rc::new(Cell::new(0)),
+            notes: Rc::new(Cell::new(0)),
+        }
+    }
+
+    /// A fresh worker: a new service with nothing in memory.
+    fn worker(&self) -> Rc<Service> {
+        let mut pages = BTreeMap::new();
+        pages.insert(
+            1,
+            PageText {
+                title: "Tides".into(),
+                url: "http://127.0.0.1/tides".into(),
+                text: "The moon pulls the oceans. ".repeat(20),
+            },
+        );
+        let ports = Ports {
+            sessions: Rc::new(YieldingStore(self.store.clone())),
+            settings: self.settings.clone(),
+            clock: self.clock.clone(),
+            events: self.sink.clone(),
+            pages: Rc::new(StaticPages(pages)),
+            models: Rc::new(FixedModel(self.llm.clone())),
+        };
+        let tools = ToolBox::builtin()
+            .with(Box::new(Lookup(self.lookups.clone())))
+            .with(Box::new(SendNote(self.notes.clone())));
+        Service::with_tools(ports, tools)
+    }
+
+    /// Asks the question (to its end: the run is saved as started) and returns the run.
+    fn ask(&self) -> LocalBoxFuture<'static, ()> {
+        let request = serde_json::json!({
+            "id": 1, "type": "ask", "session": SESSION, "question": QUESTION, "tab_id": 1,
+        });
+        let (reply, run) = futures::executor::block_on(self.worker().handle_json(request));
+        assert_eq!(reply["ok"], true, "{reply}");
+        run.expect("a run to drive")
+    }
+
+    /// What a restarted worker does: resume every interrupted run, to its end.
+    fn restart(&self) -> LocalBoxFuture<'static, ()> {
+        let service = self.worker();
+        async move {
+            let runs = service.resume_all().await;
+            future::join_all(runs).await;
+        }
+        .boxed_local()
+    }
+
+    fn stored(&self) -> SessionState {
+        futures::executor::block_on(state::load(self.store.as_ref(), SESSION))
+            .expect("the final state loads")
+            .expect("the session is stored")
+    }
+
+    /// The stored head at this moment (what a new worker would resume from).
+    fn head(&self) -> Option<SessionState> {
+        let text = self.store.data.borrow().get("session:tab:1").cloned()?;
+        state::decode_head(&text).ok().map(|(s, _)| s)
+    }
+
+    /// Terminal events emitted for the session.
+    fn endings(&self) -> usize {
+        self.sink
+            .names()
+            .iter()
+            .filter(|n| matches!(**n, "completed" | "failed" | "stopped" | "timed_out"))
+            .count()
+    }
+}
+
+/// How one chaotic run went.
+struct Chaos {
+    world: World,
+    /// Cuts that landed (a cut past the run's end does not count).
+    cuts: usize,
+    /// Whether a cut landed while the side effect's intent was saved and its result not.
+    side_effect_cut: bool,
+    /// Sets the store had applied when each cut landed.
+    sets_at_cut: Vec<usize>,
+}
+
+/// Runs the script, stopping the worker after `cuts[i]` polls of its `i`-th life, then
+/// lets the last worker finish.
+fn run_with_cuts(cuts: &[usize]) -> Chaos {
+    let world = World::new();
+    let mut run = world.ask();
+    let mut chaos_cuts = 0;
+    let mut side_effect_cut = false;
+    let mut sets_at_cut = Vec::new();
+    let mut finished = false;
+    for &polls in cuts {
+        if poll_times(run.as_mut(), polls).is_some() {
+            finished = true;
+            break;
+        }
+        // The worker is stopped here: everything in memory goes.
+        drop(run);
+        chaos_cuts += 1;
+        sets_at_cut.push(world.store.history.borrow().len());
+        if let Some(head) = world.head() {
+            side_effect_cut |= head.status == RunStatus::Running
+                && matches!(&head.next, Some(Next::Act { call }) if call.name == "send_note")
+                && head.attempts > 0;
+        }
+        run = world.restart();
+    }
+    assert!(
+        finished || polls_to_finish(run.as_mut(), 100_000).is_some(),
+        "the last worker finished the run"
+    );
+    Chaos {
+        world,
+        cuts: chaos_cuts,
+        side_effect_cut,
+        sets_at_cut,
+    }
+}
+
+/// Everything compared with the uninterrupted run (timestamps left out).
+#[derive(Debug, Clone, PartialEq)]
+struct Outcome {
+    status: RunStatus,
+    answer: String,
+    partial: bool,
+    error: Option<String>,
+    step: u32,
+    question: String,
+    turns: usize,
+    trajectory: Vec<(u32, Item)>,
+}
+
+impl Outcome {
+    fn of(s: &SessionState) -> Self {
+        Self {
+            status: s.status,
+            answer: s.answer.clone(),
+            partial: s.partial,
+            error: s.error.as_ref().map(|e| e.kind.clone()),
+            step: s.step,
+            question: s.question.clone(),
+            turns: s.turns.len(),
+            trajectory: s
+                .trajectory
+                .iter()
+                .map(|e| (e.step, e.item.clone()))
+                .collect(),
+        }
+    }
+
+    /// This outcome with the side effect's result as a resumed run reports it.
+    fn with_side_effect_not_repeated(mut self) -> Self {
+        for (_, item) in &mut self.trajectory {
+            if let Item::ToolResult {
+                name, ok, content, ..
+            } = item
+            {
+                if name == "send_note" {
+                    *ok = false;
+                    *content = ToolError::interrupted().for_model();
+                }
+            }
+        }
+        self
+    }
+}
+
+/// The uninterrupted run, and the polls it takes.
+#[derive(Clone)]
+struct Reference {
+    outcome: Outcome,
+    polls: usize,
+    model_calls: usize,
+    lookups: u32,
+    /// Saves made by the ask, before the run future is first polled.
+    saves_before_run: usize,
+    /// Saves made in all.
+    saves: usize,
+}
+
+thread_local! {
+    static REFERENCE: Reference = run_reference();
+}
+
+fn reference() -> Reference {
+    REFERENCE.with(Reference::clone)
+}
+
+fn run_reference() -> Reference {
+    let world = World::new();
+    let mut run = world.ask();
+    let saves_before_run = world.store.history.borrow().len();
+    let polls = polls_to_finish(run.as_mut(), 100_000).expect("the run finishes");
+    let outcome = Outcome::of(&world.stored());
+    assert_eq!(outcome.status, RunStatus::Completed);
+    assert_eq!(outcome.answer, ANSWER);
+    assert_eq!(outcome.step, 3);
+    assert_eq!(world.notes.get(), 1);
+    assert_eq!(world.endings(), 1);
+    let saves = world.store.history.borrow().len();
+    Reference {
+        outcome,
+        polls,
+        model_calls: world.llm.started(),
+        lookups: world.lookups.get(),
+        saves_before_run,
+        saves,
+    }
+}
+
+/// Every tool call has exactly one result, right after it, and steps go 1, 2, 3 with no
+/// gap or repeat: no lost or duplicated step.
+fn assert_no_lost_or_duplicated_step(outcome: &Outcome, context: &str) {
+    let mut last_step = 0;
+    let mut open: Option<String> = None;
+    for (step, item) in &outcome.trajectory {
+        assert!(
+            *step == last_step || *step == last_step + 1,
+            "{context}: step {step} after step {last_step}"
+        );
+        last_step = *step;
+        match item {
+            Item::ToolCall { call } => {
+                assert!(open.is_none(), "{context}: a call without a result");
+                open = Some(call.id.clone());
+            }
+            Item::ToolResult { call_id, .. } => {
+                assert_eq!(
+                    open.take().as_ref(),
+                    Some(call_id),
+                    "{context}: a result without its call"
+                );
+            }
+            _ => assert!(open.is_none(), "{context}: a call without a result"),
+        }
+    }
+}
+
+/// The checks of one chaotic run against the reference. With `may_give_up`, a run cut
+/// often enough may end as "interrupted" (with a prefix of the expected trajectory).
+fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str) {
+    let world = &chaos.world;
+    let stored = world.stored();
+    let outcome = Outcome::of(&stored);
+    let expected = if chaos.side_effect_cut {
+        reference.outcome.clone().with_side_effect_not_repeated()
+    } else {
+        reference.outcome.clone()
+    };
+    assert_no_lost_or_duplicated_step(&outcome, context);
+    if outcome.status == RunStatus::Failed && may_give_up {
+        assert_eq!(outcome.error.as_deref(), Some("interrupted"), "{context}");
+        assert!(
+            chaos.cuts > RunConfig::default().max_retries as usize,
+            "{context}: gave up after only {} cuts",
+            chaos.cuts
+        );
+        // The best answer so far may be recorded last; before it, nothing but the
+        // uninterrupted run's own entries, in order.
+        let mut kept = outcome.trajectory.clone();
+        if matches!(kept.last(), Some((_, Item::Answer { partial: true, .. }))) {
+            kept.pop();
+        }
+        assert!(
+            expected.trajectory.starts_with(&kept),
+            "{context}: not a prefix of the uninterrupted trajectory:\n{kept:#?}"
+        );
+    } else {
+        assert_eq!(outcome, expected, "{context}");
+    }
+    let notes = world.notes.get();
+    if chaos.side_effect_cut {
+        assert!(notes <= 1, "{context}: the side effect ran {notes} times");
+    } else if outcome.status == RunStatus::Completed {
+        assert_eq!(notes, 1, "{context}: the side effect ran {notes} times");
+    } else {
+        assert!(notes <= 1, "{context}: the side effect ran {notes} times");
+    }
+    // A cut redoes at most the one operation in flight (or just finished and not saved).
+    let redone_calls = world.llm.started().saturating_sub(reference.model_calls);
+    let redone_lookups = world.lookups.get().saturating_sub(reference.lookups) as usize;
+    assert!(
+        redone_calls + redone_lookups <= chaos.cuts,
+        "{context}: {redone_calls} model calls and {redone_lookups} lookups redone for {} cuts",
+        chaos.cuts
+    );
+    assert!(world.endings() <= 1, "{context}: the run ended twice");
+    assert_eq!(stored.pending_input, None, "{context}");
+}
+
+#[test]
+fn a_run_cut_once_anywhere_finishes_as_if_never_cut() {
+    let reference = reference();
+    assert!(
+        reference.polls > 40,
+        "the script has many cut points: {}",
+        reference.polls
+    );
+    let mut boundaries_seen = vec![false; reference.saves + 1];
+    let mut side_effect_cuts = 0;
+    for polls in 1..reference.polls {
+        let chaos = run_with_cuts(&[polls]);
+        assert_eq!(chaos.cuts, 1);
+        check(
+            &reference,
+            &chaos,
+            false,
+            &format!("cut after {polls} polls"),
+        );
+        boundaries_seen[chaos.sets_at_cut[0]] = true;
+        side_effect_cuts += usize::from(chaos.side_effect_cut);
+    }
+    // Every phase boundary (every save) was a cut point: the run was stopped after each
+    // number of saves it made, including none.
+    assert!(
+        boundaries_seen[reference.saves_before_run..]
+            .iter()
+            .all(|seen| *seen),
+        "cuts after each save: {boundaries_seen:?}"
+    );
+    assert!(
+        side_effect_cuts >= 2,
+        "cuts inside the side effect (before and after it took effect): {side_effect_cuts}"
+    );
+}
+
+#[test]
+fn a_run_cut_twice_anywhere_finishes_as_if_never_cut() {
+    let reference = reference();
+    // A second cut at every point of the resumed worker's life (a resume has more to read
+    // first, so its life is somewhat longer).
+    for first in (1..reference.polls).step_by(3) {
+        for second in 1..reference.polls + 12 {
+            let chaos = run_with_cuts(&[first, second]);
+            check(
+                &reference,
+                &chaos,
+                false,
+                &format!("cuts after {first} and {second} polls"),
+            );
+        }
+    }
+}
+
+#[test]
+fn a_phase_cut_more_often_than_the_retry_bound_gives_up() {
+    let reference = reference();
+    // Every worker is stopped while the first model call is in flight: the phase never
+    // gets through, and the run gives up once the call was attempted max_retries + 1 times.
+    let world = World::new();
+    let mut run = world.ask();
+    let mut cuts = 0;
+    loop {
+        let started = world.llm.started();
+        let mut finished = false;
+        while world.llm.started() == started {
+            if poll_times(run.as_mut(), 1).is_some() {
+                finished = true;
+                break;
+            }
+        }
+        if finished {
+            break;
+        }
+        assert_eq!(world.llm.finished(), 0, "no call got through");
+        drop(run);
+        cuts += 1;
+        assert!(cuts <= 10, "the run must give up");
+        run = world.restart();
+    }
+    let bound = RunConfig::default().max_retries as usize + 1;
+    assert_eq!(world.llm.started(), bound, "one attempt per worker");
+    assert_eq!(cuts, bound);
+    let chaos = Chaos {
+        world,
+        cuts,
+        side_effect_cut: false,
+        sets_at_cut: Vec::new(),
+    };
+    let outcome = Outcome::of(&chaos.world.stored());
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!(outcome.error.as_deref(), Some("interrupted"));
+    check(&reference, &chaos, true, "the same call cut every time");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Up to max_retries cuts at random points, inside phases and on their boundaries:
+    /// always the uninterrupted outcome.
+    #[test]
+    fn random_cuts_within_the_retry_bound_change_nothing(
+        cuts in proptest::collection::vec(1usize..90, 1..=3),
+    ) {
+        let reference = reference();
+        let chaos = run_with_cuts(&cuts);
+        check(&reference, &chaos, false, &format!("cuts {cuts:?}"));
+    }
+
+    /// Many cuts: the run still ends, either with the uninterrupted outcome or, when one
+    /// phase was cut more often than the retry bound allows, as interrupted, having lost
+    /// and repeated nothing.
+    #[test]
+    fn many_random_cuts_end_within_the_retry_bound(
+        cuts in proptest::collection::vec(prop_oneof![1usize..60, 5usize..10], 4..=14),
+    ) {
+        let reference = reference();
+        let chaos = run_with_cuts(&cuts);
+        check(&reference, &chaos, true, &format!("cuts {cuts:?}"));
+    }
+}
