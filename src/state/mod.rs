@@ -537,7 +537,7 @@ pub async fn drop_oldest_finished(store: &dyn StateStore, keep: &str) -> Result<
 }
 
 /// The notice shown once a save had to make room (see [`save_making_room`]).
-pub const STORAGE_FULL_NOTICE: &str = "Browser storage for KnowledgeLens was full: older sessions were removed and older steps summarized to make room.";
+pub const STORAGE_FULL_NOTICE: &str = "Browser storage for KnowledgeLens was full: the oldest finished sessions were removed, and if that was not enough, long tool results of earlier steps were shortened, to make room.";
 
 /// [`save`], making room when the storage quota is exceeded: the least recently updated
 /// finished sessions are dropped first (never `state`'s own), then `state`'s older tool
