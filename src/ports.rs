@@ -100,6 +100,31 @@ pub struct HttpRequest {
     pub body: Option<String>,
 }
 
+impl HttpRequest {
+    /// A `POST` of a JSON `body` (the content type is added to `headers`).
+    pub fn post_json(url: String, headers: Vec<(String, String)>, body: String) -> Self {
+        let mut all = Vec::with_capacity(headers.len() + 1);
+        all.push(("content-type".to_string(), "application/json".to_string()));
+        all.extend(headers);
+        Self {
+            method: "POST".into(),
+            url,
+            headers: all,
+            body: Some(body),
+        }
+    }
+
+    /// A `GET` of `url`.
+    pub fn get(url: String, headers: Vec<(String, String)>) -> Self {
+        Self {
+            method: "GET".into(),
+            url,
+            headers,
+            body: None,
+        }
+    }
+}
+
 /// The head of an HTTP response plus a body read chunk by chunk.
 pub struct HttpResponse {
     /// Status code.

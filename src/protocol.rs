@@ -210,6 +210,12 @@ pub struct ApiError {
     pub message: String,
 }
 
+impl From<crate::settings::InvalidSettings> for ApiError {
+    fn from(err: crate::settings::InvalidSettings) -> Self {
+        Self::new(ApiErrorKind::InvalidSettings, err.0)
+    }
+}
+
 impl ApiError {
     /// An error of `kind`.
     pub fn new(kind: ApiErrorKind, message: impl Into<String>) -> Self {

@@ -235,7 +235,8 @@ impl Service {
         validate_session(session)?;
         let state = self.load_session(session).await?;
         let mut view = SessionView::of(&state);
-        view.setup_needed = !self.is_configured().await;
+        // Only a session that never ran can show the setup card: skip the read otherwise.
+        view.setup_needed = state.run_id == 0 && !self.is_configured().await;
         let view = json!(view);
         let run = if state.status == RunStatus::Running {
             self.claim(session)
@@ -580,9 +581,7 @@ impl Service {
     /// One tiny real call with `settings`: the latency and the model's reply, or the
     /// doctor's diagnosis of what failed and how to fix it.
     async fn test_connection(&self, settings: Settings) -> Result<Value, ApiError> {
-        let settings = settings
-            .validated()
-            .map_err(|e| ApiError::new(ApiErrorKind::InvalidSettings, e.0))?;
+        let settings = settings.validated()?;
         let config = settings.provider_config();
         let client = self.ports.models.client(&settings);
         let request = ChatRequest {
@@ -641,9 +640,7 @@ impl Service {
     /// The models the provider offers (`models` empty and a `diagnosis` when it cannot
     /// say).
     async fn list_models(&self, settings: Settings) -> Result<Value, ApiError> {
-        let settings = settings
-            .validated()
-            .map_err(|e| ApiError::new(ApiErrorKind::InvalidSettings, e.0))?;
+        let settings = settings.validated()?;
         if !settings.provider.lists_models() {
             return Ok(json!({ "models": [], "listed": false }));
         }
@@ -677,9 +674,7 @@ impl Service {
     }
 
     async fn save_settings(&self, settings: Settings) -> Result<Value, ApiError> {
-        let s = settings
-            .validated()
-            .map_err(|e| ApiError::new(ApiErrorKind::InvalidSettings, e.0))?;
+        let s = settings.validated()?;
         s.save(self.ports.settings.as_ref()).await.map_err(|e| {
             ApiError::new(
                 ApiErrorKind::Storage,

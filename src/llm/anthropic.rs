@@ -72,14 +72,7 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
             .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
             .collect();
     }
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    headers.extend(self::headers(config));
-    HttpRequest {
-        method: "POST".into(),
-        url: endpoint(config),
-        headers,
-        body: Some(body.to_string()),
-    }
+    HttpRequest::post_json(endpoint(config), headers(config), body.to_string())
 }
 
 fn block_json(block: &Block) -> Value {
@@ -485,12 +478,10 @@ impl WireFormat for AnthropicWire {
         Box::new(StreamAccumulator::new())
     }
     fn models_request(&self) -> HttpRequest {
-        HttpRequest {
-            method: "GET".into(),
-            url: format!("{}/models?limit=1000", self.config.base()),
-            headers: headers(&self.config),
-            body: None,
-        }
+        HttpRequest::get(
+            format!("{}/models?limit=1000", self.config.base()),
+            headers(&self.config),
+        )
     }
     fn parse_models(&self, body: &str) -> Result<Vec<String>, LlmError> {
         parse_models(body)

@@ -165,14 +165,11 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     if !generation.is_empty() {
         body["generationConfig"] = Value::Object(generation);
     }
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    headers.extend(key_header(config));
-    HttpRequest {
-        method: "POST".into(),
-        url: endpoint(config, request.stream),
-        headers,
-        body: Some(body.to_string()),
-    }
+    HttpRequest::post_json(
+        endpoint(config, request.stream),
+        key_header(config),
+        body.to_string(),
+    )
 }
 
 fn part_json(block: &Block) -> Value {
@@ -635,12 +632,10 @@ impl WireFormat for GeminiWire {
         Box::new(StreamAccumulator::new())
     }
     fn models_request(&self) -> HttpRequest {
-        HttpRequest {
-            method: "GET".into(),
-            url: format!("{}/models?pageSize=1000", self.config.base()),
-            headers: key_header(&self.config),
-            body: None,
-        }
+        HttpRequest::get(
+            format!("{}/models?pageSize=1000", self.config.base()),
+            key_header(&self.config),
+        )
     }
     fn parse_models(&self, body: &str) -> Result<Vec<String>, LlmError> {
         parse_models(body)

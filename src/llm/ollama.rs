@@ -8,6 +8,7 @@
 use serde_json::{json, Value};
 
 use super::doctor;
+use super::openai::{bearer_headers, function_tools};
 use super::provider::ProviderConfig;
 use super::turns::arguments_object;
 use super::wire::{StreamDecoder, WireFormat};
@@ -19,18 +20,6 @@ use crate::ports::HttpRequest;
 /// The chat endpoint of `config`.
 pub fn endpoint(config: &ProviderConfig) -> String {
     format!("{}/api/chat", config.base())
-}
-
-/// An `Authorization` header when a key is set (Ollama behind a proxy, or ollama.com).
-fn auth_headers(config: &ProviderConfig) -> Vec<(String, String)> {
-    if config.api_key.trim().is_empty() {
-        Vec::new()
-    } else {
-        vec![(
-            "authorization".into(),
-            format!("Bearer {}", config.api_key.trim()),
-        )]
-    }
 }
 
 /// Builds the HTTP request for `request` (pure).
@@ -52,26 +41,12 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
         "options": options,
     });
     if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters }})
-            })
-            .collect();
+        body["tools"] = function_tools(&request.tools);
     }
     if let Some(format) = &request.response_format {
         body["format"] = format.schema.clone();
     }
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    headers.extend(auth_headers(config));
-    HttpRequest {
-        method: "POST".into(),
-        url: endpoint(config),
-        headers,
-        body: Some(body.to_string()),
-    }
+    HttpRequest::post_json(endpoint(config), bearer_headers(config), body.to_string())
 }
 
 /// One message; `earlier` is the conversation before it (a tool result names its tool,
@@ -360,12 +335,10 @@ impl WireFormat for OllamaWire {
         Box::new(StreamAccumulator::new())
     }
     fn models_request(&self) -> HttpRequest {
-        HttpRequest {
-            method: "GET".into(),
-            url: format!("{}/api/tags", self.config.base()),
-            headers: auth_headers(&self.config),
-            body: None,
-        }
+        HttpRequest::get(
+            format!("{}/api/tags", self.config.base()),
+            bearer_headers(&self.config),
+        )
     }
     fn parse_models(&self, body: &str) -> Result<Vec<String>, LlmError> {
         parse_models(body)

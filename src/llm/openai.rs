@@ -16,12 +16,26 @@ pub fn endpoint(config: &ProviderConfig) -> String {
     format!("{}/chat/completions", config.base())
 }
 
-fn headers(config: &ProviderConfig) -> Vec<(String, String)> {
-    let mut headers = Vec::new();
-    if !config.api_key.is_empty() {
-        headers.push(("authorization".into(), format!("Bearer {}", config.api_key)));
+/// An `Authorization: Bearer` header when a key is set (also used by Ollama, for a server
+/// behind a proxy or ollama.com).
+pub(crate) fn bearer_headers(config: &ProviderConfig) -> Vec<(String, String)> {
+    let key = config.api_key.trim();
+    if key.is_empty() {
+        Vec::new()
+    } else {
+        vec![("authorization".into(), format!("Bearer {key}"))]
     }
-    headers
+}
+
+/// Tool definitions in the chat-completions shape (also Ollama's).
+pub(crate) fn function_tools(tools: &[super::ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters }})
+        })
+        .collect()
 }
 
 /// Builds the HTTP request for `request` (pure).
@@ -36,14 +50,7 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
         body["stream_options"] = json!({ "include_usage": true });
     }
     if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters }})
-            })
-            .collect();
+        body["tools"] = function_tools(&request.tools);
     }
     if let Some(format) = &request.response_format {
         body["response_format"] = json!({"type": "json_schema", "json_schema": {
@@ -52,17 +59,11 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     if let Some(max) = request.max_tokens {
         body["max_tokens"] = json!(max);
     }
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+    let mut headers = bearer_headers(config);
     if request.stream {
         headers.push(("accept".into(), "text/event-stream".into()));
     }
-    headers.extend(self::headers(config));
-    HttpRequest {
-        method: "POST".into(),
-        url: endpoint(config),
-        headers,
-        body: Some(body.to_string()),
-    }
+    HttpRequest::post_json(endpoint(config), headers, body.to_string())
 }
 
 fn message_json(m: &super::ChatMessage) -> Value {
@@ -360,12 +361,10 @@ impl WireFormat for OpenAiWire {
         Box::new(StreamAccumulator::new())
     }
     fn models_request(&self) -> HttpRequest {
-        HttpRequest {
-            method: "GET".into(),
-            url: format!("{}/models", self.config.base()),
-            headers: headers(&self.config),
-            body: None,
-        }
+        HttpRequest::get(
+            format!("{}/models", self.config.base()),
+            bearer_headers(&self.config),
+        )
     }
     fn parse_models(&self, body: &str) -> Result<Vec<String>, LlmError> {
         parse_models(body)

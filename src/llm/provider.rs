@@ -56,16 +56,6 @@ impl Provider {
         }
     }
 
-    /// A model to suggest when none is set (empty: the user must choose).
-    pub fn suggested_model(self) -> &'static str {
-        match self {
-            Self::OpenaiCompatible | Self::Ollama => "",
-            Self::Anthropic => "claude-sonnet-4-5",
-            Self::Gemini => "gemini-2.5-flash",
-            Self::ChromeBuiltin => "gemini-nano",
-        }
-    }
-
     /// Whether the provider is reached over HTTP (all but the built-in model).
     pub fn uses_http(self) -> bool {
         self != Self::ChromeBuiltin
