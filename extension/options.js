@@ -13,7 +13,7 @@
 import { Connection } from './messaging.js';
 import {
   CONTEXT_WINDOW, DEFAULT_SETTINGS, PRICE_PER_MILLION, PROVIDERS as PROVIDER_DEFAULTS, REQUESTS,
-  READING_LEVELS, TOKEN_BUDGET,
+  COMPACT_AT, READING_LEVELS, TOKEN_BUDGET,
 } from './protocol.gen.js';
 
 /** How each provider's fields are explained (its defaults come from protocol.gen.js). */
@@ -74,6 +74,7 @@ const modelList = $('model-list');
 const apiKey = $('api-key');
 const contextWindow = $('context-window');
 const tokenBudget = $('token-budget');
+const compactAt = $('compact-at');
 const readingLevel = $('reading-level');
 /** The price inputs, by the settings' field names. */
 const priceInputs = {
@@ -110,7 +111,7 @@ function setStatus(text, kind = 'info') {
 
 /** Marks `input` (or no field, with null) as the one the current error is about. */
 function markInvalid(input) {
-  for (const field of [baseUrl, model, apiKey, contextWindow, ...Object.values(priceInputs), tokenBudget]) {
+  for (const field of [baseUrl, model, apiKey, contextWindow, ...Object.values(priceInputs), tokenBudget, compactAt]) {
     if (field === input) field.setAttribute('aria-invalid', 'true');
     else field.removeAttribute('aria-invalid');
   }
@@ -204,6 +205,7 @@ function fill(settings) {
   };
   showProvider(current.provider in PROVIDERS ? current.provider : DEFAULTS.provider);
   tokenBudget.value = String(current.token_budget ?? DEFAULTS.token_budget);
+  compactAt.value = String(current.compact_at_percent ?? COMPACT_AT.default);
   readingLevel.value = READING_LEVELS.includes(current.reading_level) ? current.reading_level : DEFAULTS.reading_level;
 }
 
@@ -278,6 +280,16 @@ async function settingsFromForm({ requirePermission }) {
     markInvalid(tokenBudget);
     return null;
   }
+  const compact = typedNumber(compactAt);
+  if (compact === null || compact === '' || compact < COMPACT_AT.min || compact > COMPACT_AT.max) {
+    setStatus(
+      `Enter Compact at as a whole percent of the context window from ${COMPACT_AT.min} ` +
+        `to ${COMPACT_AT.max}, e.g. ${COMPACT_AT.default}.`,
+      'error',
+    );
+    markInvalid(compactAt);
+    return null;
+  }
   const window = typedNumber(contextWindow);
   if (window === null) {
     setStatus(
@@ -313,6 +325,7 @@ async function settingsFromForm({ requirePermission }) {
     prices,
     profiles: { ...current.profiles, ...drafts },
     token_budget: budget,
+    compact_at_percent: compact,
     reading_level: readingLevel.value,
   };
 }
@@ -339,6 +352,7 @@ async function requestAccess(pattern) {
 
 function pointAt(message) {
   if (/token budget/i.test(message)) return tokenBudget;
+  if (/compact at/i.test(message)) return compactAt;
   if (/context window/i.test(message)) return contextWindow;
   if (/cached input price/i.test(message)) return priceInputs.cached_input;
   if (/output price/i.test(message)) return priceInputs.output;

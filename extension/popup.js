@@ -40,6 +40,7 @@ const PHASE_LABELS = {
   analyzing: 'Analyzing',
   synthesizing: 'Writing the answer',
   awaiting_input: 'Waiting for your answer',
+  compacting: 'Compacting the conversation',
 };
 
 /** Error kinds for which the fix is usually in the provider settings. */

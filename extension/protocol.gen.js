@@ -52,6 +52,7 @@ export const EVENTS = Object.freeze([
   "failed",
   "awaiting_input",
   "timed_out",
+  "compacting",
   "step_item"
 ]);
 
@@ -135,6 +136,13 @@ export const TOKEN_BUDGET = Object.freeze({
   "min": 1000
 });
 
+/** "Compact at" (percent of the context window): the default and the bounds a setting must keep. */
+export const COMPACT_AT = Object.freeze({
+  "default": 80,
+  "max": 95,
+  "min": 50
+});
+
 /** Context window bounds a setting must keep (0: the model's default). */
 export const CONTEXT_WINDOW = Object.freeze({
   "max": 10000000,
@@ -193,6 +201,7 @@ export const PROVIDERS = Object.freeze({
 export const DEFAULT_SETTINGS = Object.freeze({
   "api_key": "",
   "base_url": "http://localhost:11434/v1",
+  "compact_at_percent": 80,
   "context_window": 0,
   "input_ack_timeout_secs": 300,
   "input_answer_timeout_secs": 0,

@@ -16,6 +16,11 @@
 #                                   o200k_base on tests/fixtures/tokens.json, percent (native,
 #                                   from the overhead bench; characters/4's is logged beside it)
 #
+# context/compaction_remaining_pct  tokens after / before a compaction by the deterministic
+#                                   fallback, percent, mean over one session per fixture text
+#                                   of tests/fixtures/tokens.json (72): 4 earlier answers, 3
+#                                   read_page results, the page excerpt (native)
+#
 # persist/save_step_{10kb,100kb,1mb}_ms  one step appended to a stored state of that size,
 #                                        from the save call until chrome.storage.session
 #                                        resolved (median)
@@ -72,6 +77,7 @@ const fresh = [
   { name: 'core/wasm_glue_gz_bytes', unit: 'bytes', value: Number(glueGz) },
   ...Object.entries(native.token_estimate_error_pct).map(([script, value]) => (
     { name: `context/token_estimate_error_pct/${script}`, unit: '%', value })),
+  { name: 'context/compaction_remaining_pct', unit: '%', value: native.compaction_remaining_pct },
   { name: 'persist/save_step_10kb_ms', unit: 'ms', value: persist.save_10kb_ms },
   { name: 'persist/save_step_100kb_ms', unit: 'ms', value: persist.save_100kb_ms },
   { name: 'persist/save_step_1mb_ms', unit: 'ms', value: persist.save_1mb_ms },

@@ -80,3 +80,104 @@ pub fn median_p95(samples: &mut [f64]) -> (f64, f64) {
     let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
     (at(0.5), at(0.95))
 }
+
+/// `text`'s characters from `start`, `len` of them (wrapping around).
+fn slice_of(text: &str, start: usize, len: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return String::new();
+    }
+    (0..len).map(|i| chars[(start + i) % chars.len()]).collect()
+}
+
+/// The share of the context (percent, tokens after / before) a compaction by the
+/// deterministic fallback leaves, for one session built from fixture page `page`: four
+/// earlier questions answered from it, then a run three read_page steps in (results of
+/// 1,500 characters), compacting on a 16,384-token window before its fourth step. `others`
+/// lends the earlier answers other texts' words. `None` when the run did not compact.
+pub fn fallback_compaction_remaining_pct(page: &str, others: &[&str]) -> Option<f64> {
+    use crate::llm::{LlmError, LlmErrorKind};
+    use crate::state::trajectory::Item;
+    use crate::state::{Next, Turn};
+    use crate::types::ToolCall;
+
+    let mut state = SessionState::new("tab:1", 0);
+    let config = RunConfig {
+        context_window: 16_384,
+        token_budget: 10_000_000,
+        ..RunConfig::default()
+    };
+    state.begin_run("What does the page say?", Some(page_info(page)), config, 0);
+    state.turns = others
+        .iter()
+        .enumerate()
+        .map(|(i, other)| Turn {
+            question: format!("Question {i}: what does this part mean?"),
+            answer: slice_of(other, i * 700, 1_200),
+            status: RunStatus::Completed,
+            explain: false,
+        })
+        .collect();
+    for step in 1..=3u32 {
+        state.step = step;
+        let call = ToolCall {
+            id: format!("c{step}"),
+            name: "read_page".into(),
+            arguments: format!("{{\"offset\": {}, \"max_chars\": 1500}}", step * 1500),
+        };
+        state.record(0, Item::ToolCall { call: call.clone() });
+        let content = slice_of(page, step as usize * 1_500, 1_500);
+        state.record(
+            0,
+            Item::ToolResult {
+                call_id: call.id,
+                name: call.name,
+                ok: true,
+                content,
+            },
+        );
+        state.record(
+            0,
+            Item::Observation {
+                text: String::new(),
+                should_continue: true,
+                final_answer: None,
+            },
+        );
+    }
+    state.next = Some(Next::Compact {
+        resume: Box::new(Next::Reason),
+        resume_attempts: 0,
+    });
+    // The model fails the compaction call (the fallback compacts), then answers.
+    let llm = ScriptedLlm::new(vec![
+        Reply::Fail(LlmError::new(LlmErrorKind::Server, "HTTP 500")),
+        Reply::text("The page says what it says."),
+    ]);
+    let clock = ManualClock::new(0);
+    let (store, sink, tools) = (
+        MemoryStore::new(),
+        RecordingSink::default(),
+        ToolBox::builtin(),
+    );
+    let engine = Engine::new(&llm, &clock, &sink, &store, &tools, StopSignal::new());
+    futures::executor::block_on(engine.drive(&mut state));
+    state.trajectory.iter().find_map(|e| match e.item {
+        Item::Compaction {
+            tokens_before,
+            tokens_after,
+            by_model: false,
+            ..
+        } if tokens_before > 0 => Some(tokens_after as f64 * 100.0 / tokens_before as f64),
+        _ => None,
+    })
+}
+
+fn page_info(text: &str) -> PageInfo {
+    PageInfo {
+        title: "Fixture page".into(),
+        url: "https://example.test/fixture".into(),
+        text: text.to_string(),
+        ..Default::default()
+    }
+}

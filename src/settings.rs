@@ -116,6 +116,9 @@ pub struct Settings {
     /// How answers are pitched: `simple`, `standard` or `expert` (checked by
     /// [`Settings::validated`], so an unknown value is a validation error naming the field).
     pub reading_level: String,
+    /// "Compact at": the share of the context window (percent, 50 to 95) from which the
+    /// older conversation is compacted.
+    pub compact_at_percent: u32,
 }
 
 impl Default for Settings {
@@ -134,6 +137,7 @@ impl Default for Settings {
             input_ack_timeout_secs: RunConfig::default().input_ack_timeout_ms / 1000,
             input_answer_timeout_secs: RunConfig::default().input_answer_timeout_ms / 1000,
             reading_level: ReadingLevel::default().name().to_string(),
+            compact_at_percent: crate::state::config::DEFAULT_COMPACT_AT_PCT,
         }
     }
 }
@@ -238,6 +242,13 @@ impl Settings {
                 self.context_window
             )));
         }
+        let (lo, hi) = crate::state::config::COMPACT_AT_RANGE;
+        if !(lo..=hi).contains(&self.compact_at_percent) {
+            return Err(InvalidSettings(format!(
+                "Compact at must be between {lo} and {hi} percent of the context window (got {}).",
+                self.compact_at_percent
+            )));
+        }
         let (lo, hi) = TOKEN_BUDGET_RANGE;
         if !(lo..=hi).contains(&self.token_budget) {
             return Err(InvalidSettings(format!(
@@ -323,6 +334,7 @@ impl Settings {
             context_window: u32::try_from(window).unwrap_or(u32::MAX),
             prices: self.run_prices(),
             reading_level: ReadingLevel::parse(&self.reading_level).unwrap_or_default(),
+            compact_at_pct: self.compact_at_percent,
             ..defaults
         }
         .sanitized()

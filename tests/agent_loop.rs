@@ -362,6 +362,7 @@ fn item_name(item: &Item) -> &'static str {
         Item::Observation { .. } => "observation",
         Item::Error { .. } => "error",
         Item::Answer { .. } => "answer",
+        Item::Compaction { .. } => "compaction",
     }
 }
 

@@ -22,6 +22,11 @@
 //! the same fence nonce, drawn once when the run began: a resumed worker never draws one
 //! (its random source fails the test if asked), and the model saw one fence tag only.
 //!
+//! And for a question in a session whose earlier turns fill the window past "Compact at"
+//! (`compacting`): the run begins with the compaction phase, a model call that summarises
+//! the earlier turns. A compaction cut off more often than `max_retries` is done without
+//! the model (it never ends a run), so with many cuts only its summary may differ.
+//!
 //! A model call cut off in flight counts as an attempt, so a phase cut more than
 //! `max_retries` (3) times gives up: with up to 3 cuts a run always completes; with more it
 //! completes or fails as "interrupted", and then its trajectory is a prefix of the
@@ -38,7 +43,8 @@ use knowledgelens::agent::trajectory::Item;
 use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, Role, ToolCall, Usage};
 use knowledgelens::ports::LlmClient;
 use knowledgelens::service::{Ports, Service};
-use knowledgelens::state::{self, Next, RunStatus, SessionState};
+use knowledgelens::settings::{Settings, SETTINGS_KEY};
+use knowledgelens::state::{self, Next, RunStatus, SessionState, Turn};
 use knowledgelens::testing::{
     poll_times, polls_to_finish, yield_now, FixedModel, ManualClock, MemoryStore, RecordingSink,
     SeededRandom, StaticPages, YieldingLlm, YieldingStore,
@@ -62,12 +68,18 @@ const PREPARED: &str = "explain-context";
 enum Kind {
     Ask,
     Explain,
+    /// A question in a session whose earlier turns fill the window past "Compact at": the
+    /// run begins with the compaction phase (a model call).
+    Compact,
 }
+
+/// The earlier turns of a `Kind::Compact` session.
+const EARLIER_TURNS: usize = 6;
 
 impl Kind {
     fn request(self) -> serde_json::Value {
         match self {
-            Self::Ask => serde_json::json!({
+            Self::Ask | Self::Compact => serde_json::json!({
                 "id": 1, "type": "ask", "session": SESSION, "question": QUESTION, "tab_id": 1,
             }),
             Self::Explain => serde_json::json!({
@@ -115,7 +127,14 @@ impl LlmClient for Oracle {
             input: 100,
             output: 10,
         });
-        let reply = if request.response_format.is_some() {
+        let schema = request.response_format.as_ref().map(|f| f.name.as_str());
+        let reply = if schema == Some("compaction") {
+            ChatResponse {
+                content: r#"{"summary": "Earlier the user asked about the sea; the answers explained waves."}"#.into(),
+                usage,
+                ..Default::default()
+            }
+        } else if schema.is_some() {
             let done = results >= PLAN.len();
             ChatResponse {
                 content: serde_json::json!({
@@ -225,6 +244,31 @@ struct World {
 impl World {
     fn new(kind: Kind) -> Self {
         let store = Rc::new(MemoryStore::new());
+        let settings = Rc::new(MemoryStore::new());
+        if kind == Kind::Compact {
+            let compacting = Settings {
+                context_window: 8_192,
+                compact_at_percent: 50,
+                ..Settings::default()
+            };
+            settings.data.borrow_mut().insert(
+                SETTINGS_KEY.into(),
+                serde_json::to_string(&compacting).unwrap(),
+            );
+            let mut earlier = SessionState::new(SESSION, 500);
+            earlier.run_id = 1;
+            earlier.status = RunStatus::Completed;
+            earlier.turns = (0..EARLIER_TURNS)
+                .map(|i| Turn {
+                    question: format!("What about the sea, part {i}?"),
+                    answer: format!("Waves, part {i}. ").repeat(160),
+                    status: RunStatus::Completed,
+                    explain: false,
+                })
+                .collect();
+            futures::executor::block_on(state::save(store.as_ref(), &mut earlier))
+                .expect("the earlier session is saved");
+        }
         store.keep_history.set(true);
         let oracle = Oracle::default();
         Self {
@@ -232,7 +276,7 @@ impl World {
             fence_tags: oracle.fence_tags.clone(),
             asking: Cell::new(false),
             store,
-            settings: Rc::new(MemoryStore::new()),
+            settings,
             clock: ManualClock::new(1_000),
             sink: Rc::new(RecordingSink::default()),
             llm: Rc::new(YieldingLlm::new(oracle, MODEL_YIELDS)),
@@ -389,6 +433,35 @@ impl Outcome {
         }
     }
 
+    /// Whether a compaction in it was done without the model.
+    fn compacted_without_the_model(&self) -> bool {
+        self.trajectory.iter().any(|(_, item)| {
+            matches!(
+                item,
+                Item::Compaction {
+                    by_model: false,
+                    ..
+                }
+            )
+        })
+    }
+
+    /// This outcome with its compactions' results left out (what they covered kept).
+    fn summary_aside(mut self) -> Self {
+        for (_, item) in &mut self.trajectory {
+            if let Item::Compaction {
+                tokens_after,
+                by_model,
+                ..
+            } = item
+            {
+                *tokens_after = 0;
+                *by_model = false;
+            }
+        }
+        self
+    }
+
     /// This outcome with the side effect's result as a resumed run reports it.
     fn with_side_effect_not_repeated(mut self) -> Self {
         for (_, item) in &mut self.trajectory {
@@ -422,6 +495,7 @@ struct Reference {
 thread_local! {
     static REFERENCE: Reference = run_reference(Kind::Ask);
     static EXPLAIN_REFERENCE: Reference = run_reference(Kind::Explain);
+    static COMPACT_REFERENCE: Reference = run_reference(Kind::Compact);
 }
 
 fn reference() -> Reference {
@@ -432,6 +506,7 @@ fn reference_of(kind: Kind) -> Reference {
     match kind {
         Kind::Ask => reference(),
         Kind::Explain => EXPLAIN_REFERENCE.with(Reference::clone),
+        Kind::Compact => COMPACT_REFERENCE.with(Reference::clone),
     }
 }
 
@@ -506,13 +581,32 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
         );
         // The best answer so far may be recorded last; before it, nothing but the
         // uninterrupted run's own entries, in order.
-        let mut kept = outcome.trajectory.clone();
+        // (A compaction cut too often was done without the model: its result aside.)
+        let mut kept = outcome.clone().summary_aside().trajectory;
         if matches!(kept.last(), Some((_, Item::Answer { partial: true, .. }))) {
             kept.pop();
         }
         assert!(
-            expected.trajectory.starts_with(&kept),
+            expected
+                .clone()
+                .summary_aside()
+                .trajectory
+                .starts_with(&kept),
             "{context}: not a prefix of the uninterrupted trajectory:\n{kept:#?}"
+        );
+    } else if may_give_up && outcome.compacted_without_the_model() {
+        // A compaction cut more often than the retry bound allows is done without the
+        // model: the same run, but for the summary.
+        assert!(
+            chaos.cuts > RunConfig::default().max_retries as usize,
+            "{context}: compacted without the model after only {} cuts",
+            chaos.cuts
+        );
+        assert!(!expected.compacted_without_the_model());
+        assert_eq!(
+            outcome.clone().summary_aside(),
+            expected.clone().summary_aside(),
+            "{context}"
         );
     } else {
         assert_eq!(outcome, expected, "{context}");
@@ -568,6 +662,31 @@ fn an_explanation_cut_once_anywhere_finishes_as_if_never_cut() {
         (0, Item::ToolResult { .. })
     ));
     cut_once_anywhere(Kind::Explain);
+}
+
+#[test]
+fn a_compacting_run_cut_once_anywhere_finishes_as_if_never_cut() {
+    let reference = reference_of(Kind::Compact);
+    // The run compacted its earlier turns (all but the last) once, with the model, before
+    // its first step.
+    let compactions: Vec<_> = reference
+        .outcome
+        .trajectory
+        .iter()
+        .filter(|(_, item)| matches!(item, Item::Compaction { .. }))
+        .collect();
+    assert!(
+        matches!(
+            compactions.as_slice(),
+            [(0, Item::Compaction { turns, entries: 0, by_model: true, .. })] if *turns == EARLIER_TURNS - 1
+        ),
+        "{compactions:?}"
+    );
+    assert_eq!(
+        reference.model_calls,
+        reference_of(Kind::Ask).model_calls + 1
+    );
+    cut_once_anywhere(Kind::Compact);
 }
 
 fn cut_once_anywhere(kind: Kind) {
@@ -672,9 +791,8 @@ proptest! {
     #[test]
     fn random_cuts_within_the_retry_bound_change_nothing(
         cuts in proptest::collection::vec(1usize..90, 1..=3),
-        explain in any::<bool>(),
+        kind in prop_oneof![Just(Kind::Ask), Just(Kind::Explain), Just(Kind::Compact)],
     ) {
-        let kind = if explain { Kind::Explain } else { Kind::Ask };
         let reference = reference_of(kind);
         let chaos = run_with_cuts(kind, &cuts);
         check(&reference, &chaos, false, &format!("{kind:?} cuts {cuts:?}"));
@@ -686,9 +804,8 @@ proptest! {
     #[test]
     fn many_random_cuts_end_within_the_retry_bound(
         cuts in proptest::collection::vec(prop_oneof![1usize..60, 5usize..10], 4..=14),
-        explain in any::<bool>(),
+        kind in prop_oneof![Just(Kind::Ask), Just(Kind::Explain), Just(Kind::Compact)],
     ) {
-        let kind = if explain { Kind::Explain } else { Kind::Ask };
         let reference = reference_of(kind);
         let chaos = run_with_cuts(kind, &cuts);
         check(&reference, &chaos, true, &format!("{kind:?} cuts {cuts:?}"));

@@ -3,6 +3,7 @@
 //! an actionable message. Each fixture body cites where the vendor's real body comes from.
 
 use knowledgelens::agent::config::RunConfig;
+use knowledgelens::agent::context;
 use knowledgelens::agent::{Engine, StopSignal};
 use knowledgelens::llm::provider::Provider;
 use knowledgelens::llm::{anthropic, builtin, doctor, gemini, ollama, openai};
@@ -162,11 +163,11 @@ fn the_kind_has_a_wire_name_and_a_diagnosis() {
 }
 
 #[test]
-fn a_context_too_long_answer_is_not_resent_and_the_run_ends_with_its_message() {
+fn a_context_too_long_answer_is_retried_once_smaller_and_then_ends_with_its_message() {
     let c = config(Provider::OpenaiCompatible, "http://localhost:8080/v1");
     let too_long = openai::parse_error(&c, 400, LLAMA_CPP);
-    // Strict: a second call (a blind retry of the same request) would panic the test.
-    let llm = ScriptedLlm::new(vec![Reply::Fail(too_long)]);
+    // Strict: a third call would panic the test.
+    let llm = ScriptedLlm::new(vec![Reply::Fail(too_long.clone()), Reply::Fail(too_long)]);
     let clock = ManualClock::new(1_000);
     let (store, sink, tools) = (
         MemoryStore::new(),
@@ -177,20 +178,29 @@ fn a_context_too_long_answer_is_not_resent_and_the_run_ends_with_its_message() {
     let page = PageInfo {
         title: "Photosynthesis".into(),
         url: "http://127.0.0.1/article".into(),
-        text: "Plants turn light into sugar. ".repeat(20),
+        text: "Plants turn light into sugar. ".repeat(400),
         ..Default::default()
     };
-    state.begin_run(
-        "What do plants do?",
-        Some(page),
-        RunConfig::default(),
-        1_000,
-    );
+    let config = RunConfig {
+        context_window: 8_192,
+        ..RunConfig::default()
+    };
+    state.begin_run("What do plants do?", Some(page), config, 1_000);
     {
         let engine = Engine::new(&llm, &clock, &sink, &store, &tools, StopSignal::new());
         futures::executor::block_on(engine.drive(&mut state));
     }
-    assert_eq!(llm.calls(), 1, "never resent");
+    let requests = llm.requests.borrow().clone();
+    assert_eq!(requests.len(), 2, "retried once, then never resent");
+    let (first, second) = (
+        context::request_tokens(&requests[0]),
+        context::request_tokens(&requests[1]),
+    );
+    assert!(
+        second * 100 <= first * context::OVERFLOW_RETRY_PCT,
+        "the retry is a quarter smaller, not the same request: {first} -> {second}"
+    );
+    assert!(sink.names().contains(&"compacting"));
     assert!(
         clock.sleeps.borrow().is_empty(),
         "no backoff: nothing to retry"

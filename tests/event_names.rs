@@ -57,6 +57,7 @@ fn all_kinds() -> Vec<EventKind> {
             },
             answer: String::new(),
         },
+        EventKind::Compacting,
         EventKind::StepItem {
             item: knowledgelens::agent::events::StepView {
                 index: 0,
@@ -114,6 +115,7 @@ fn event_names_are_frozen() {
             "failed",
             "awaiting_input",
             "timed_out",
+            "compacting",
             "step_item"
         ]
     );

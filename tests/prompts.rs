@@ -12,6 +12,7 @@
 //! and show the fixture's diff in the commit message.
 
 use knowledgelens::agent::config::RunConfig;
+use knowledgelens::agent::context::Fit;
 use knowledgelens::agent::prompts;
 use knowledgelens::agent::trajectory::{ErrorInfo, Item};
 use knowledgelens::llm::{ChatRequest, ToolCall, ToolSpec};
@@ -220,11 +221,11 @@ fn cases() -> Vec<(String, ChatRequest)> {
     let mut all = |name: &str, state: &SessionState| {
         out.push((
             format!("{name}/reason"),
-            prompts::reason(state, tools_for(state)).expect("reason builds"),
+            prompts::reason(state, tools_for(state), &Fit::NONE).expect("reason builds"),
         ));
         out.push((
             format!("{name}/observe"),
-            prompts::observe(state).expect("observe builds"),
+            prompts::observe(state, &Fit::NONE).expect("observe builds"),
         ));
         for (why, label) in [
             (SynthesisReason::Ready, "ready"),
@@ -233,7 +234,7 @@ fn cases() -> Vec<(String, ChatRequest)> {
         ] {
             out.push((
                 format!("{name}/synthesis_{label}"),
-                prompts::synthesis(state, why).expect("synthesis builds"),
+                prompts::synthesis(state, why, &Fit::NONE).expect("synthesis builds"),
             ));
         }
     };
@@ -516,17 +517,17 @@ proptest! {
             .iter()
             .filter(|e| matches!(e.item, Item::ToolCall { .. }))
             .count();
-        let system_without_page = prompts::reason(&fresh("", None, state.config), Vec::new())
+        let system_without_page = prompts::reason(&fresh("", None, state.config), Vec::new(), &Fit::NONE)
             .unwrap()
             .messages[0]
             .content
             .clone();
         let mut requests = vec![
-            prompts::reason(&state, tools_for(&state)).unwrap(),
-            prompts::observe(&state).unwrap(),
+            prompts::reason(&state, tools_for(&state), &Fit::NONE).unwrap(),
+            prompts::observe(&state, &Fit::NONE).unwrap(),
         ];
         for why in [SynthesisReason::Ready, SynthesisReason::StepLimit, SynthesisReason::Stopped] {
-            requests.push(prompts::synthesis(&state, why).unwrap());
+            requests.push(prompts::synthesis(&state, why, &Fit::NONE).unwrap());
         }
         for request in requests {
             prop_assert_eq!(request.messages[0].role, knowledgelens::llm::Role::System);

@@ -14,6 +14,7 @@ const LABELS = {
   observation: 'Observation',
   error: 'Error',
   answer: 'Answer',
+  compaction: 'Compaction',
 };
 
 /** `text` as pretty JSON when it is JSON, else unchanged. */

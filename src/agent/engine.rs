@@ -273,7 +273,7 @@ impl<'a> Engine<'a> {
                 step::after_reply(state, ctx, &call, reply, out);
                 None
             }
-            Some(Err(err)) => step::after_error(state, ctx, &err, out),
+            Some(Err(err)) => step::after_error(state, ctx, &call, &err, out),
             None => {
                 step::interrupted(state, ctx, out);
                 None

@@ -3,6 +3,7 @@
 //! models, storage and the UI are all reached through [`crate::ports`].
 
 pub mod citations;
+pub mod context;
 pub mod control;
 pub mod engine;
 pub mod executor;

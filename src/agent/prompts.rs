@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::agent::context::{self, Fit, Older};
 use crate::agent::control;
 use crate::agent::fence::Fence;
 use crate::agent::template::{Context, Template, TemplateError};
@@ -23,7 +24,7 @@ use crate::tools::PAGE_DATA_TOOLS;
 use crate::types::page::{clean_title, clean_url};
 
 /// The built-in templates' texts: (file name, text, the sections this module renders).
-const BUILTIN: [(&str, &str, &[&str]); 5] = [
+const BUILTIN: [(&str, &str, &[&str]); 6] = [
     (
         "system.tpl",
         include_str!("templates/system.tpl"),
@@ -56,6 +57,19 @@ const BUILTIN: [(&str, &str, &[&str]); 5] = [
         include_str!("templates/synthesis.tpl"),
         &["ready", "step_limit", "stopped"],
     ),
+    (
+        "context.tpl",
+        include_str!("templates/context.tpl"),
+        &[
+            "grounding",
+            "completed",
+            "decisions",
+            "preferences",
+            "summary",
+            "compact_system",
+            "compact_request",
+        ],
+    ),
 ];
 
 /// The loaded built-in templates.
@@ -66,6 +80,7 @@ struct Builtin {
     reason: Template,
     observe: Template,
     synthesis: Template,
+    context: Template,
 }
 
 /// A built-in template, validated, with the sections this module renders.
@@ -87,6 +102,7 @@ fn builtin() -> Result<&'static Builtin, TemplateError> {
                 reason: load(BUILTIN[2])?,
                 observe: load(BUILTIN[3])?,
                 synthesis: load(BUILTIN[4])?,
+                context: load(BUILTIN[5])?,
             })
         })
         .as_ref()
@@ -140,21 +156,26 @@ fn page_data(fence: Fence<'_>, title: &str, url: &str, text: Option<&str>) -> St
 }
 
 /// The page block, the first user message: the fenced excerpt, or why there is none.
-fn page_block(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
+fn page_block(
+    state: &SessionState,
+    templates: &Builtin,
+    fit: &Fit,
+) -> Result<String, TemplateError> {
     let template = &templates.user;
     let fence = Fence::new(&state.nonce);
+    let excerpt_chars = fit
+        .excerpt_chars
+        .unwrap_or(state.config.page_excerpt_chars)
+        .min(state.config.page_excerpt_chars);
     match &state.page {
         Some(page) if !page.text.is_empty() => {
-            let (text, cut) = excerpt(&page.text, state.config.page_excerpt_chars);
+            let (text, cut) = excerpt(&page.text, excerpt_chars);
             let context = strings(&[
                 (
                     "page_data",
                     &page_data(fence, &page.title, &page.url, Some(&text)),
                 ),
-                (
-                    "excerpt_chars",
-                    &state.config.page_excerpt_chars.to_string(),
-                ),
+                ("excerpt_chars", &excerpt_chars.to_string()),
                 ("total_chars", &page.text.chars().count().to_string()),
             ]);
             let sections: &[&str] = if cut {
@@ -211,25 +232,64 @@ fn tool_content(state: &SessionState, name: &str, ok: bool, content: &str) -> St
 /// The conversation so far: system prompt with the page, earlier turns, the question, and
 /// the current run's tool calls, results and observations.
 pub fn conversation(state: &SessionState) -> Result<Vec<ChatMessage>, TemplateError> {
-    conversation_with(state, builtin()?)
+    conversation_with(state, builtin()?, &Fit::NONE)
 }
 
+/// The grounding as the model reads it (`agent::context::grounding`).
+pub fn grounding_text(state: &SessionState) -> Result<String, TemplateError> {
+    grounding_with(state, builtin()?)
+}
+
+fn grounding_with(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
+    let grounding = context::grounding(state);
+    let mut values = strings(&[("goal", &grounding.goal)]);
+    let mut sections = vec!["grounding"];
+    for (name, lines) in [
+        ("completed", &grounding.completed),
+        ("decisions", &grounding.decisions),
+        ("preferences", &grounding.preferences),
+    ] {
+        if !lines.is_empty() {
+            sections.push(name);
+            values.insert(name.to_string(), Value::from(lines.clone()));
+        }
+    }
+    templates.context.render(&values, &sections)
+}
+
+/// The conversation shrunk by `fit`, without the grounding.
 fn conversation_with(
     state: &SessionState,
     templates: &Builtin,
+    fit: &Fit,
 ) -> Result<Vec<ChatMessage>, TemplateError> {
     let fence = Fence::new(&state.nonce);
     // The page block is the conversation's first user turn, a message of its own, so every
     // question stays a message of exactly what the user typed.
     let mut messages = vec![
         ChatMessage::new(Role::System, system(state, templates)?),
-        ChatMessage::new(Role::User, page_block(state, templates)?),
+        ChatMessage::new(Role::User, page_block(state, templates, fit)?),
     ];
-    for turn in &state.turns {
-        let text = user_text(templates, fence, &turn.question, turn.explain, false)?;
+    // The summary of the compacted history is model output made from page data: fenced.
+    if let Some(compaction) = &state.compaction {
+        let summary = strings(&[("summary", &fence.wrap(&compaction.summary))]);
+        messages.push(ChatMessage::new(
+            Role::User,
+            templates.context.render(&summary, &["summary"])?,
+        ));
+    }
+    for turn in &state.turns[context::covered_turns(state)..] {
+        let cut = |text: &str| {
+            if fit.cut_turns {
+                context::cut_result(text)
+            } else {
+                text.to_string()
+            }
+        };
+        let text = user_text(templates, fence, &cut(&turn.question), turn.explain, false)?;
         messages.push(ChatMessage::new(Role::User, text));
         if !turn.answer.is_empty() {
-            messages.push(ChatMessage::new(Role::Assistant, turn.answer.clone()));
+            messages.push(ChatMessage::new(Role::Assistant, cut(&turn.answer)));
         }
     }
     let text = user_text(
@@ -241,7 +301,8 @@ fn conversation_with(
     )?;
     messages.push(ChatMessage::new(Role::User, text));
     let mut pending_thought = String::new();
-    for entry in &state.trajectory {
+    let mut results_left = fit.cut_results;
+    for entry in &state.trajectory[context::covered_entries(state)..] {
         match &entry.item {
             // A derived thought was not the model's text: the reply had none.
             Item::Thought { text, derived } => {
@@ -273,7 +334,13 @@ fn conversation_with(
                 ok,
                 content,
             } => {
-                let mut m = ChatMessage::new(Role::Tool, tool_content(state, name, *ok, content));
+                let content = if results_left > 0 {
+                    results_left -= 1;
+                    context::cut_result(content)
+                } else {
+                    content.clone()
+                };
+                let mut m = ChatMessage::new(Role::Tool, tool_content(state, name, *ok, &content));
                 m.tool_call_id = Some(call_id.clone());
                 messages.push(m);
             }
@@ -290,13 +357,54 @@ fn conversation_with(
     Ok(messages)
 }
 
+/// The context's estimated tokens: the conversation and the grounding, unshrunk (what a
+/// compaction is measured on).
+pub fn context_tokens(state: &SessionState) -> Result<u64, TemplateError> {
+    let messages = grounded(state, builtin()?, &Fit::NONE, None)?;
+    Ok(crate::types::chat::estimate_request_tokens(&ChatRequest {
+        messages,
+        ..ChatRequest::default()
+    }))
+}
+
+/// The reply cap of a request shrunk by `fit`.
+fn reply_cap(state: &SessionState, fit: &Fit) -> Option<u32> {
+    Some(
+        fit.reply_cap
+            .unwrap_or(state.config.max_output_tokens)
+            .min(state.config.max_output_tokens),
+    )
+}
+
+/// The conversation, then the grounding as the last user message (joined with `last`, an
+/// instruction, when there is one).
+fn grounded(
+    state: &SessionState,
+    templates: &Builtin,
+    fit: &Fit,
+    last: Option<String>,
+) -> Result<Vec<ChatMessage>, TemplateError> {
+    let mut messages = conversation_with(state, templates, fit)?;
+    let mut text = grounding_with(state, templates)?;
+    if let Some(last) = last {
+        text.push_str("\n\n");
+        text.push_str(&last);
+    }
+    messages.push(ChatMessage::new(Role::User, text));
+    Ok(messages)
+}
+
 /// The Reason call: the conversation with the tools offered to this run.
-pub fn reason(state: &SessionState, tools: Vec<ToolSpec>) -> Result<ChatRequest, TemplateError> {
+pub fn reason(
+    state: &SessionState,
+    tools: Vec<ToolSpec>,
+    fit: &Fit,
+) -> Result<ChatRequest, TemplateError> {
     Ok(ChatRequest {
-        messages: conversation(state)?,
+        messages: grounded(state, builtin()?, fit, None)?,
         tools,
         response_format: None,
-        max_tokens: Some(state.config.max_output_tokens),
+        max_tokens: reply_cap(state, fit),
         stream: state.config.stream,
     })
 }
@@ -318,40 +426,85 @@ pub fn phase(state: &SessionState, system: &str, tools: Vec<ToolSpec>) -> ChatRe
 }
 
 /// The Observe call: a plain call asking for the control block.
-pub fn observe(state: &SessionState) -> Result<ChatRequest, TemplateError> {
+pub fn observe(state: &SessionState, fit: &Fit) -> Result<ChatRequest, TemplateError> {
     let templates = builtin()?;
-    let mut messages = conversation_with(state, templates)?;
     let instruction = templates.observe.render(&Context::new(), &[])?;
-    messages.push(ChatMessage::new(Role::User, instruction));
     Ok(ChatRequest {
-        messages,
+        messages: grounded(state, templates, fit, Some(instruction))?,
         tools: Vec::new(),
         response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
             name: "control".into(),
             schema: control::schema(),
         }),
-        max_tokens: Some(state.config.max_output_tokens),
+        max_tokens: reply_cap(state, fit),
         stream: false,
     })
 }
 
 /// The Synthesis call.
-pub fn synthesis(state: &SessionState, why: SynthesisReason) -> Result<ChatRequest, TemplateError> {
+pub fn synthesis(
+    state: &SessionState,
+    why: SynthesisReason,
+    fit: &Fit,
+) -> Result<ChatRequest, TemplateError> {
     let templates = builtin()?;
-    let mut messages = conversation_with(state, templates)?;
     let section = match why {
         SynthesisReason::Ready => "ready",
         SynthesisReason::StepLimit => "step_limit",
         SynthesisReason::Stopped => "stopped",
     };
     let instruction = templates.synthesis.render(&Context::new(), &[section])?;
-    messages.push(ChatMessage::new(Role::User, instruction));
     Ok(ChatRequest {
-        messages,
+        messages: grounded(state, templates, fit, Some(instruction))?,
         tools: Vec::new(),
         response_format: None,
-        max_tokens: Some(state.config.max_output_tokens),
+        max_tokens: reply_cap(state, fit),
         stream: state.config.stream,
+    })
+}
+
+/// The compaction call over the `older` history, each result and answer cut to `detail`
+/// characters, asking for a summary of at most `words` words (constrained JSON where the
+/// provider supports it). The grounding goes in verbatim, for the model to summarise
+/// towards, and is never rewritten: later requests derive it again.
+pub fn compaction(
+    state: &SessionState,
+    older: Older,
+    detail: usize,
+    words: u32,
+) -> Result<ChatRequest, TemplateError> {
+    let templates = builtin()?;
+    let fence = Fence::new(&state.nonce);
+    let system = templates.context.render(
+        &strings(&[("fence_tag", &fence.tag())]),
+        &["compact_system"],
+    )?;
+    let text = context::older_text(state, older, detail);
+    let values = strings(&[
+        ("grounding", &grounding_with(state, templates)?),
+        ("older", &fence.wrap(&text)),
+        ("words", &words.to_string()),
+    ]);
+    let request = templates.context.render(&values, &["compact_request"])?;
+    Ok(ChatRequest {
+        messages: vec![
+            ChatMessage::new(Role::System, system),
+            ChatMessage::new(Role::User, request),
+        ],
+        tools: Vec::new(),
+        response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
+            name: "compaction".into(),
+            schema: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "summary": { "type": "string", "maxLength": context::MAX_SUMMARY_CHARS }
+                },
+                "required": ["summary"],
+                "additionalProperties": false
+            }),
+        }),
+        max_tokens: Some((words * 2 + 64).min(state.config.max_output_tokens)),
+        stream: false,
     })
 }
 

@@ -159,6 +159,11 @@ pub fn protocol_js() -> String {
             json!({"default": run.token_budget, "min": TOKEN_BUDGET_RANGE.0, "max": TOKEN_BUDGET_RANGE.1}),
         ),
         (
+            "\"Compact at\" (percent of the context window): the default and the bounds a setting must keep.",
+            "COMPACT_AT",
+            json!({"default": crate::agent::context::DEFAULT_COMPACT_AT_PCT, "min": crate::agent::context::COMPACT_AT_RANGE.0, "max": crate::agent::context::COMPACT_AT_RANGE.1}),
+        ),
+        (
             "Context window bounds a setting must keep (0: the model's default).",
             "CONTEXT_WINDOW",
             json!({"min": CONTEXT_WINDOW_RANGE.0, "max": CONTEXT_WINDOW_RANGE.1}),

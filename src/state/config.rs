@@ -6,6 +6,11 @@ use serde::{Deserialize, Serialize};
 use crate::tools::Risk;
 use crate::types::Usage;
 
+/// The "Compact at" default (percent of the context window).
+pub const DEFAULT_COMPACT_AT_PCT: u32 = 80;
+/// The "Compact at" range (percent of the context window).
+pub const COMPACT_AT_RANGE: (u32, u32) = (50, 95);
+
 /// Bounds, budget and pacing of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -43,6 +48,9 @@ pub struct RunConfig {
     pub prices: Option<RunPrices>,
     /// How the answer is pitched (the setting "Reading level").
     pub reading_level: ReadingLevel,
+    /// The share of the context window (percent, 50 to 95) from which the older history is
+    /// compacted (the setting "Compact at").
+    pub compact_at_pct: u32,
 }
 
 /// How an answer is pitched: plain words, the default, or precise terminology.
@@ -96,6 +104,7 @@ impl Default for RunConfig {
             context_window: 0,
             prices: None,
             reading_level: ReadingLevel::Standard,
+            compact_at_pct: DEFAULT_COMPACT_AT_PCT,
         }
     }
 }
@@ -114,6 +123,8 @@ impl RunConfig {
         }
         self.max_output_tokens = self.max_output_tokens.clamp(16, 32_768);
         self.backoff_max_ms = self.backoff_max_ms.max(self.backoff_base_ms);
+        let (lo, hi) = COMPACT_AT_RANGE;
+        self.compact_at_pct = self.compact_at_pct.clamp(lo, hi);
         self
     }
 }

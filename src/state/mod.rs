@@ -18,6 +18,13 @@ use trajectory::{Entry, ErrorInfo, Item, Metrics};
 
 pub use crate::types::PageInfo;
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Most answers to `request_input` a session keeps for the grounding.
+pub const MAX_KEPT_ANSWERS: usize = 10;
+
 /// The schema version written by this build.
 pub const SCHEMA_VERSION: u32 = 3;
 
@@ -79,6 +86,14 @@ pub enum Next {
     },
     /// Wait for the user's answer to [`SessionState::pending_input`].
     AwaitInput,
+    /// Compact the older history (`agent::context`), then go on with `resume`.
+    Compact {
+        /// The phase to go on with.
+        resume: Box<Next>,
+        /// The attempts `resume` had made (a call the provider refused as too long counts).
+        #[serde(default)]
+        resume_attempts: u32,
+    },
 }
 
 /// A bounded phase (seeds 000/001) run on the persisted engine: its spec and progress.
@@ -184,6 +199,24 @@ pub struct Turn {
     pub explain: bool,
 }
 
+/// The session's compacted history: a summary that replaces, in every later request, the
+/// earlier turns before `turns` and the entries of run `run_id`'s trajectory before
+/// `entries` (`agent::context`). The turns and entries themselves are kept (the Steps view,
+/// the export and the grounding read them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// Earlier turns covered.
+    pub turns: usize,
+    /// The run whose trajectory `entries` counts.
+    pub run_id: u32,
+    /// Trajectory entries covered (of run `run_id`).
+    pub entries: usize,
+    /// The summary.
+    pub summary: String,
+    /// Whether the model wrote it (else the deterministic fallback).
+    pub by_model: bool,
+}
+
 /// Everything about one session: the current (or last) run and earlier turns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionState {
@@ -268,6 +301,18 @@ pub struct SessionState {
     /// The selection this run explains (`None`: a question).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<crate::types::Selection>,
+    /// The session's compacted history, if it was compacted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<Compaction>,
+    /// The user's answers to `request_input` in earlier runs of the session (newest last;
+    /// the grounding's user preferences).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept_answers: Vec<String>,
+    /// When the provider refused a request of this run as too long: the most tokens a
+    /// request of the run may take from then on (a quarter under the refused one's
+    /// estimate, so the retry is never the same request). 0: no refusal.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub overflow_limit: u64,
     /// What of this session is in the store.
     #[serde(skip)]
     pub saved: Saved,
@@ -310,6 +355,9 @@ impl SessionState {
             last_prompt_tokens: 0,
             nonce: String::new(),
             selection: None,
+            compaction: None,
+            kept_answers: Vec::new(),
+            overflow_limit: 0,
             saved: Saved::default(),
         }
     }
@@ -331,9 +379,20 @@ impl SessionState {
             });
         }
         let turns = std::mem::take(&mut self.turns);
+        let mut kept_answers = std::mem::take(&mut self.kept_answers);
+        kept_answers.extend(self.trajectory.iter().filter_map(|e| match &e.item {
+            Item::ToolResult {
+                name, ok, content, ..
+            } if *ok && name == crate::tools::REQUEST_INPUT => Some(content.clone()),
+            _ => None,
+        }));
+        let excess = kept_answers.len().saturating_sub(MAX_KEPT_ANSWERS);
+        kept_answers.drain(..excess);
         *self = Self {
             run_id: self.run_id + 1,
             turns,
+            kept_answers,
+            compaction: self.compaction.take(),
             saved: self.saved,
             rev: self.rev,
             seq: self.seq,

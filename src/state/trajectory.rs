@@ -55,6 +55,24 @@ impl Entry {
                 ("observation", text, false, false)
             }
             Item::Error { error, retrying } => ("error", error.message.clone(), true, *retrying),
+            Item::Compaction {
+                tokens_before,
+                tokens_after,
+                by_model,
+                ..
+            } => {
+                let how = if *by_model {
+                    "summarised by the model"
+                } else {
+                    "older results cut to their first lines"
+                };
+                let text = format!(
+                    "Compacted the conversation: {} → {} tokens ({how}).",
+                    crate::types::tokens::grouped(*tokens_before),
+                    crate::types::tokens::grouped(*tokens_after)
+                );
+                ("compaction", text, false, false)
+            }
             Item::Answer { text, partial } => {
                 let text = if *partial {
                     format!("{text} (partial)")
@@ -130,6 +148,19 @@ pub enum Item {
         error: ErrorInfo,
         /// Whether the run will retry.
         retrying: bool,
+    },
+    /// The older history was compacted (`agent::context`).
+    Compaction {
+        /// Earlier turns the summary now covers (in all).
+        turns: usize,
+        /// Entries of this run's trajectory it now covers (in all).
+        entries: usize,
+        /// The context's estimated tokens before.
+        tokens_before: u64,
+        /// And after.
+        tokens_after: u64,
+        /// Whether the model wrote the summary (else the deterministic fallback).
+        by_model: bool,
     },
     /// The answer the run ended with.
     Answer {

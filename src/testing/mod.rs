@@ -211,38 +211,119 @@ impl LlmClient for ScriptedLlm {
                     "scripted model: unexpected call (script exhausted)",
                 ))
             }
-            Some(Reply::Text(text)) => {
-                for piece in text.split_inclusive(' ') {
-                    on_delta(piece);
-                }
-                Ok(ChatResponse {
-                    content: text,
-                    usage,
-                    finish_reason: Some("stop".into()),
-                    ..Default::default()
-                })
-            }
-            Some(Reply::Tool {
-                thought,
-                name,
-                arguments,
-            }) => {
-                let n = self.calls.get();
-                Ok(ChatResponse {
-                    content: thought,
-                    tool_calls: vec![ToolCall {
-                        id: format!("call_{n}"),
-                        name,
-                        arguments,
-                    }],
-                    usage,
-                    finish_reason: Some("tool_calls".into()),
-                })
-            }
-            Some(Reply::Fail(e)) => Err(e),
-            Some(Reply::Raw(r)) => Ok(r),
+            Some(reply) => respond(reply, usage, self.calls.get(), on_delta),
         };
         future::ready(result).boxed_local()
+    }
+}
+
+/// A scripted reply as the model's answer to call `n` (text streamed in a few deltas).
+fn respond(
+    reply: Reply,
+    usage: Option<Usage>,
+    n: usize,
+    on_delta: &mut dyn FnMut(&str),
+) -> Result<ChatResponse, LlmError> {
+    match reply {
+        Reply::Text(text) => {
+            for piece in text.split_inclusive(' ') {
+                on_delta(piece);
+            }
+            Ok(ChatResponse {
+                content: text,
+                usage,
+                finish_reason: Some("stop".into()),
+                ..Default::default()
+            })
+        }
+        Reply::Tool {
+            thought,
+            name,
+            arguments,
+        } => Ok(ChatResponse {
+            content: thought,
+            tool_calls: vec![ToolCall {
+                id: format!("call_{n}"),
+                name,
+                arguments,
+            }],
+            usage,
+            finish_reason: Some("tool_calls".into()),
+        }),
+        Reply::Fail(e) => Err(e),
+        Reply::Raw(r) => Ok(r),
+    }
+}
+
+/// Which call of the loop a request is, told apart the way a scripted server does: by its
+/// output schema's name, else by whether it offers tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestKind {
+    /// Offers tools.
+    Reason,
+    /// Asks for the control block.
+    Observe,
+    /// Asks for a compaction summary.
+    Compaction,
+    /// Neither tools nor a schema.
+    Synthesis,
+    /// Another schema (named).
+    Other(String),
+}
+
+impl RequestKind {
+    /// The kind of `request`.
+    pub fn of(request: &ChatRequest) -> Self {
+        match request.response_format.as_ref().map(|f| f.name.as_str()) {
+            Some("control") => Self::Observe,
+            Some("compaction") => Self::Compaction,
+            Some(other) => Self::Other(other.to_string()),
+            None if request.tools.is_empty() => Self::Synthesis,
+            None => Self::Reason,
+        }
+    }
+}
+
+/// A model that answers each call with `respond(request, n)` (n: 1-based call number) and
+/// records the requests. The function decides what is unexpected (by panicking).
+pub struct ResponderLlm<F> {
+    respond: F,
+    /// Every request received.
+    pub requests: RefCell<Vec<ChatRequest>>,
+    /// Keep a copy of every request (on by default).
+    pub record_requests: Cell<bool>,
+    calls: Cell<usize>,
+}
+
+impl<F: Fn(&ChatRequest, usize) -> Reply> ResponderLlm<F> {
+    /// A model answering with `respond`.
+    pub fn new(respond: F) -> Self {
+        Self {
+            respond,
+            requests: RefCell::default(),
+            record_requests: Cell::new(true),
+            calls: Cell::new(0),
+        }
+    }
+    /// Model calls made.
+    pub fn calls(&self) -> usize {
+        self.calls.get()
+    }
+}
+
+impl<F: Fn(&ChatRequest, usize) -> Reply> LlmClient for ResponderLlm<F> {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        let n = self.calls.get() + 1;
+        self.calls.set(n);
+        if self.record_requests.get() {
+            self.requests.borrow_mut().push(request.clone());
+        }
+        let reply = (self.respond)(request, n);
+        future::ready(respond(reply, None, n, on_delta)).boxed_local()
     }
 }
 

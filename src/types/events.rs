@@ -174,6 +174,8 @@ pub enum EventKind {
         /// The best partial answer (may be empty).
         answer: String,
     },
+    /// The older history is being compacted to fit the model's context window.
+    Compacting,
     /// A new trajectory entry (sent right after the transition that recorded it).
     StepItem {
         /// The entry.
@@ -184,7 +186,7 @@ pub enum EventKind {
 impl EventKind {
     /// Every event's wire name, in the order of the variants (for the generated protocol
     /// file; `tests/event_names.rs` checks it against [`EventKind::name`]).
-    pub const NAMES: [&'static str; 18] = [
+    pub const NAMES: [&'static str; 19] = [
         "run_started",
         "step_started",
         "thinking",
@@ -202,6 +204,7 @@ impl EventKind {
         "failed",
         "awaiting_input",
         "timed_out",
+        "compacting",
         "step_item",
     ];
 
@@ -225,6 +228,7 @@ impl EventKind {
             Self::Failed { .. } => "failed",
             Self::AwaitingInput { .. } => "awaiting_input",
             Self::TimedOut { .. } => "timed_out",
+            Self::Compacting => "compacting",
             Self::StepItem { .. } => "step_item",
         }
     }

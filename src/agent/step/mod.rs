@@ -15,6 +15,7 @@ use crate::state::{
 use crate::tools::{decode_args, RequestInputArgs};
 use crate::tools::{parse, ToolBox, ToolError, ToolErrorKind, REQUEST_INPUT};
 use crate::types::events::EventKind;
+use crate::types::tokens::estimate_tokens;
 use crate::types::{
     ChatMessage, ChatRequest, ChatResponse, LlmError, Role, RunErrorKind, ToolCall,
 };
@@ -57,6 +58,8 @@ pub enum Purpose {
     Observe,
     /// Write the answer.
     Synthesize(SynthesisReason),
+    /// Summarise the older history.
+    Compact,
 }
 
 /// A model call to make.
@@ -128,26 +131,58 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         Next::Reason => plan_reason(state, ctx, quiet, out),
         Next::Act { call, started } => plan_act(state, ctx, call, started, out),
         Next::Observe => {
+            let may_compact = state.attempts == 0 && !ctx.stop;
+            let fitted = compact::fit(state, may_compact, |fit| prompts::observe(state, fit));
+            let Some(request) = fitted_request(state, ctx, fitted, Next::Observe, out) else {
+                return Action::Continue;
+            };
             if !quiet {
                 out.emit(EventKind::Analyzing);
             }
-            model_call(
-                state,
-                prompts::observe(state),
-                Purpose::Observe,
-                false,
-                ctx,
-                out,
-            )
+            model_call(state, Ok(request), Purpose::Observe, false, ctx, out)
         }
         Next::Synthesize { why } => {
+            let may_compact = state.attempts == 0 && !ctx.stop;
+            let fitted = compact::fit(state, may_compact, |fit| {
+                prompts::synthesis(state, why, fit)
+            });
+            let Some(request) = fitted_request(state, ctx, fitted, Next::Synthesize { why }, out)
+            else {
+                return Action::Continue;
+            };
             if !quiet {
                 out.emit(EventKind::Synthesizing);
             }
-            let request = prompts::synthesis(state, why);
-            model_call(state, request, Purpose::Synthesize(why), true, ctx, out)
+            model_call(state, Ok(request), Purpose::Synthesize(why), true, ctx, out)
         }
         Next::AwaitInput => Action::Input,
+        Next::Compact { .. } => compact::plan_compact(state, ctx, quiet, out),
+    }
+}
+
+/// The request to send for phase `next`, or `None` when the run compacts first or ends
+/// (the request does not fit, or a template failed).
+fn fitted_request(
+    state: &mut SessionState,
+    ctx: &StepCtx<'_>,
+    fitted: Result<compact::Fitted, TemplateError>,
+    next: Next,
+    out: &mut Out,
+) -> Option<ChatRequest> {
+    match fitted {
+        Ok(compact::Fitted::Send(request)) => Some(request),
+        Ok(compact::Fitted::Compact) => {
+            compact::start(state, next, 0);
+            None
+        }
+        Ok(compact::Fitted::TooLarge { tokens, limit }) => {
+            compact::too_large(state, ctx, tokens, limit, out);
+            None
+        }
+        Err(err) => {
+            halt(state, ctx, Halt::Failed(template_error(&err)), out);
+            None
+        }
     }
 }
 
@@ -160,27 +195,33 @@ fn has_selection(state: &SessionState) -> bool {
 }
 
 fn plan_reason(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut Out) -> Action {
+    if state.attempts == 0 && state.step >= state.config.max_steps {
+        set_next(
+            state,
+            Next::Synthesize {
+                why: SynthesisReason::StepLimit,
+            },
+        );
+        return Action::Continue;
+    }
+    let tools = ctx
+        .tools
+        .offered(None, has_page_text(state), has_selection(state));
+    let may_compact = state.attempts == 0 && !ctx.stop;
+    let fitted = compact::fit(state, may_compact, |fit| {
+        prompts::reason(state, tools.clone(), fit)
+    });
+    let Some(request) = fitted_request(state, ctx, fitted, Next::Reason, out) else {
+        return Action::Continue;
+    };
     if state.attempts == 0 {
-        if state.step >= state.config.max_steps {
-            set_next(
-                state,
-                Next::Synthesize {
-                    why: SynthesisReason::StepLimit,
-                },
-            );
-            return Action::Continue;
-        }
         state.step += 1;
         out.emit(EventKind::StepStarted);
     }
     if !quiet {
         out.emit(EventKind::Thinking);
     }
-    let tools = ctx
-        .tools
-        .offered(None, has_page_text(state), has_selection(state));
-    let request = prompts::reason(state, tools);
-    model_call(state, request, Purpose::Reason, true, ctx, out)
+    model_call(state, Ok(request), Purpose::Reason, true, ctx, out)
 }
 
 fn plan_phase_round(
@@ -318,9 +359,17 @@ pub fn before_call(
 pub fn after_error(
     state: &mut SessionState,
     ctx: &StepCtx<'_>,
+    call: &ModelCall,
     err: &LlmError,
     out: &mut Out,
 ) -> Option<u64> {
+    if matches!(state.next, Some(Next::Compact { .. })) {
+        compact::compact_failed(state, ctx, err);
+        return None;
+    }
+    if compact::after_too_long(state, ctx, call, err) {
+        return None;
+    }
     let policy = RetryPolicy::of(&state.config);
     let retrying = policy.retries_model(err, state.attempts);
     record(
@@ -378,13 +427,16 @@ pub fn after_reply(
     let used = executor::usage_of(&reply, call.estimate);
     state.usage.input += used.input;
     state.usage.output += used.output;
-    state.last_prompt_tokens = used.input;
+    if call.purpose != Purpose::Compact {
+        state.last_prompt_tokens = used.input;
+    }
     check_warning(state, out);
     match call.purpose {
         Purpose::Reason if state.phase.is_some() => phase_reply(state, ctx, call, reply, out),
         Purpose::Reason => reason_reply(state, ctx, call, reply, out),
         Purpose::Observe => observe_reply(state, ctx, &reply, out),
         Purpose::Synthesize(why) => synthesis_reply(state, ctx, why, &reply, out),
+        Purpose::Compact => compact::compact_reply(state, ctx, &reply),
     }
 }
 
@@ -499,6 +551,7 @@ fn template_error(err: &TemplateError) -> ErrorInfo {
 
 pub(crate) use crate::types::tokens::grouped;
 
+mod compact;
 mod end;
 mod reply;
 pub mod thought;
