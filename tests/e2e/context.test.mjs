@@ -274,6 +274,10 @@ test('a tool that fails twice is reflected on, and the fix fed back leads to a d
   const entries = doc.trajectory ?? [];
   const kinds = entries.map(kindOf);
 
+  // The tool refused the model's argument (twice, at least).
+  const results = entries.filter((e) => kindOf(e) === 'tool_result').map((e) => e.item.tool_result ?? {});
+  assert.ok(results.length >= 2 && results[0].ok === false && results[1].ok === false,
+    `read_page did not refuse ${JSON.stringify(BAD_READ)}: ${JSON.stringify(results.slice(0, 2))}`);
   assert.ok(reflections >= 1, `no reflection request was made:\n${diagnostics(from)}`);
   assert.ok(kinds.includes('reflection'), `no "reflection" entry in the export: ${kinds.join(', ')}`);
   const statuses = await statusTexts(popup);
@@ -327,10 +331,17 @@ test('a model repeating the same read is stopped by the loop detector', async ()
   const entries = doc.trajectory ?? [];
   const kinds = entries.map(kindOf);
 
-  const results = entries.filter((e) => kindOf(e) === 'tool_result').map((e) => JSON.stringify(e.item.tool_result ?? e.item));
-  const first = entries.find((e) => kindOf(e) === 'tool_result')?.item?.tool_result?.content;
-  const same = entries.filter((e) => kindOf(e) === 'tool_result' && e.item.tool_result?.content === first);
+  // A page read's result begins with its passage label ([p1: ...], [p2: ...]), which counts
+  // the reads: the same result is the same text after the label's number.
+  const resultText = (e) => String(e.item.tool_result?.content ?? '').replace(/^\[p\d+/, '[p');
+  const toolResults = entries.filter((e) => kindOf(e) === 'tool_result');
+  const results = toolResults.map((e) => JSON.stringify(e.item.tool_result ?? e.item).slice(0, 160));
+  const first = toolResults[0] && resultText(toolResults[0]);
+  const same = toolResults.filter((e) => e.item.tool_result?.ok !== false && resultText(e) === first);
   assert.ok(first, `no tool result in the export: ${kinds.join(', ')}`);
+  // The status recorder saw the run's steps (so a missing phase text below is the engine's).
+  const statuses = await statusTexts(popup);
+  assert.ok(statuses.some((t) => /Step \d+ of 8/.test(t)), `no step in the status texts: ${JSON.stringify(statuses)}`);
   assert.ok(same.length <= 3, `the same result ${same.length} times:\n${results.join('\n')}\n${diagnostics(from)}`);
   const repeated = entries.filter((e) => kindOf(e) === 'reflection' && JSON.stringify(e.item).includes('repeated_call'));
   assert.ok(repeated.length >= 1, `no repeated_call reflection in the export: ${kinds.join(', ')}`);
