@@ -312,7 +312,7 @@ test('a model repeating the same read is stopped by the loop detector', async ()
     reason: () => ({ content: 'Reading the start again.', tool_calls: [{ name: 'read_page', arguments: SAME_READ }] }),
     observe: () => control(null),
     reflection: (body) => {
-      reflectionTypes.push(/repeat/i.test(requestText(body)) ? 'repeated_call' : 'other');
+      reflectionTypes.push(/repeat|repetit|same call/i.test(requestText(body)) ? 'repeated_call' : 'other');
       return {
         ...json({
           error_type: 'repeated_call',

@@ -14,11 +14,11 @@
 // Every request is recorded in `requests` ({method, path, headers, body, at, served}); `at` is
 // the server's Date.now() when the request arrived (before its body was read), `served` what
 // it got ('text', 'tool calls', 'status 429', 'exhausted'; null until chosen).
-// A subclass may refuse a request before it is answered by overriding `refuse(body, record)`
-// (see windowed-openai-server.mjs).
 // Instead of the queue, `respondWith(fn)` answers every request with `await fn(body, record)`
 // (a reply as above): a model whose reply depends only on the request, so a call redone
 // after the worker was stopped gets the same reply. `fn` may hold a reply back by awaiting.
+// A subclass may refuse a request before it is answered by overriding `refuse(body, record)`
+// (see windowed-openai-server.mjs).
 
 import { createServer } from 'node:http';
 
