@@ -256,12 +256,13 @@ export async function tabIdOf(context, page) {
 
 /**
  * Sets the provider (by default the one shown: OpenAI-compatible unless another was saved) and
- * its fields, and when given the token budget, through the options page UI; waits for "Saved.".
+ * its fields, and when given the token budget and the context window, through the options page
+ * UI; waits for "Saved.".
  */
 export async function configureProvider(
   context,
   extId,
-  { provider = undefined, baseUrl, model = 'scripted-model', apiKey = '', tokenBudget = undefined },
+  { provider = undefined, baseUrl, model = 'scripted-model', apiKey = '', tokenBudget = undefined, contextWindow = undefined },
 ) {
   const page = await context.newPage();
   try {
@@ -274,6 +275,9 @@ export async function configureProvider(
     await page.getByLabel('API key').fill(apiKey);
     if (tokenBudget !== undefined) {
       await page.getByRole('spinbutton', { name: 'Token budget', exact: true }).fill(String(tokenBudget));
+    }
+    if (contextWindow !== undefined) {
+      await page.getByRole('spinbutton', { name: 'Context window', exact: true }).fill(String(contextWindow));
     }
     await page.getByRole('button', { name: 'Save' }).click();
     const status = page.getByRole('status');

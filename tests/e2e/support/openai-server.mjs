@@ -17,6 +17,8 @@
 // Instead of the queue, `respondWith(fn)` answers every request with `await fn(body, record)`
 // (a reply as above): a model whose reply depends only on the request, so a call redone
 // after the worker was stopped gets the same reply. `fn` may hold a reply back by awaiting.
+// A subclass may refuse a request before it is answered by overriding `refuse(body, record)`
+// (see windowed-openai-server.mjs).
 
 import { createServer } from 'node:http';
 
@@ -130,6 +132,14 @@ export class ScriptedOpenAI {
     }).join('\n') || '(no chat requests)';
   }
 
+  /**
+   * A reply that refuses a chat request before the script or responder sees it (null: none).
+   * Subclasses override it (e.g. a context window); the base server refuses nothing.
+   */
+  refuse(_body, _record) {
+    return null;
+  }
+
   async close() {
     for (const socket of this.sockets) socket.destroy();
     await new Promise((done) => this.server.close(() => done()));
@@ -161,7 +171,8 @@ export class ScriptedOpenAI {
       sendJson(res, 404, { error: { message: `no route for ${req.method} ${url.pathname}`, type: 'not_found' } });
       return;
     }
-    const next = this.responder ? await this.responder(body, record) : this.queue.shift();
+    const refusal = this.refuse(body, record);
+    const next = refusal ?? (this.responder ? await this.responder(body, record) : this.queue.shift());
     const reply = next && normalizeReply(next);
     record.served = !reply ? 'exhausted' : reply.status ? `status ${reply.status}` : reply.tool_calls ? 'tool calls' : 'text';
     if (!reply) {
