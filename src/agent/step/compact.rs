@@ -22,8 +22,9 @@ pub(super) enum Fitted {
 }
 
 /// Builds the request with `build`, and decides: send it as it is, compact first (when the
-/// request passes "Compact at", `may_compact`, and the older history is worth it), or send
-/// it shrunk by the first [`Fit`] of the ladder that fits.
+/// request passes "Compact at", `may_compact`, and the older history is worth it), send it
+/// shrunk by the first [`Fit`] of the ladder that fits, or compact after all when nothing
+/// of the ladder fits.
 pub(super) fn fit(
     state: &SessionState,
     may_compact: bool,
@@ -46,6 +47,10 @@ pub(super) fn fit(
         if context::request_tokens(&shrunk) <= limit {
             return Ok(Fitted::Send(shrunk));
         }
+    }
+    // Shrinking is not enough: compacting, worth it or not, is what is left.
+    if may_compact && context::older(state).is_some() {
+        return Ok(Fitted::Compact);
     }
     Ok(Fitted::TooLarge { tokens, limit })
 }
