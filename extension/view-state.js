@@ -115,6 +115,7 @@ export function applyEvent(view, event) {
     case 'thinking':
     case 'analyzing':
     case 'synthesizing':
+    case 'reflecting':
       Object.assign(next, { phase: event.type, tool: null });
       break;
     case 'executing':

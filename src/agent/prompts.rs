@@ -23,7 +23,7 @@ use crate::tools::PAGE_DATA_TOOLS;
 use crate::types::page::{clean_title, clean_url};
 
 /// The built-in templates' texts: (file name, text, the sections this module renders).
-const BUILTIN: [(&str, &str, &[&str]); 5] = [
+const BUILTIN: [(&str, &str, &[&str]); 6] = [
     (
         "system.tpl",
         include_str!("templates/system.tpl"),
@@ -54,7 +54,12 @@ const BUILTIN: [(&str, &str, &[&str]); 5] = [
     (
         "synthesis.tpl",
         include_str!("templates/synthesis.tpl"),
-        &["ready", "step_limit", "stopped"],
+        &["ready", "step_limit", "stopped", "repeating"],
+    ),
+    (
+        "reflect.tpl",
+        include_str!("templates/reflect.tpl"),
+        &["instruction", "earlier", "note", "alternative"],
     ),
 ];
 
@@ -66,6 +71,7 @@ struct Builtin {
     reason: Template,
     observe: Template,
     synthesis: Template,
+    reflect: Template,
 }
 
 /// A built-in template, validated, with the sections this module renders.
@@ -87,6 +93,7 @@ fn builtin() -> Result<&'static Builtin, TemplateError> {
                 reason: load(BUILTIN[2])?,
                 observe: load(BUILTIN[3])?,
                 synthesis: load(BUILTIN[4])?,
+                reflect: load(BUILTIN[5])?,
             })
         })
         .as_ref()
@@ -277,6 +284,13 @@ fn conversation_with(
                 m.tool_call_id = Some(call_id.clone());
                 messages.push(m);
             }
+            Item::Reflection {
+                reflection,
+                alternative,
+            } => messages.push(ChatMessage::new(
+                Role::User,
+                reflect::note(templates, reflection, *alternative)?,
+            )),
             Item::Observation { text, .. } if !text.trim().is_empty() => {
                 let context = strings(&[("observation", text.trim())]);
                 messages.push(ChatMessage::new(
@@ -343,6 +357,7 @@ pub fn synthesis(state: &SessionState, why: SynthesisReason) -> Result<ChatReque
         SynthesisReason::Ready => "ready",
         SynthesisReason::StepLimit => "step_limit",
         SynthesisReason::Stopped => "stopped",
+        SynthesisReason::Repeating => "repeating",
     };
     let instruction = templates.synthesis.render(&Context::new(), &[section])?;
     messages.push(ChatMessage::new(Role::User, instruction));
@@ -354,6 +369,9 @@ pub fn synthesis(state: &SessionState, why: SynthesisReason) -> Result<ChatReque
         stream: state.config.stream,
     })
 }
+
+mod reflect;
+pub use reflect::reflect;
 
 #[cfg(test)]
 mod tests {
@@ -371,6 +389,7 @@ mod tests {
         assert_eq!(loaded.reason.name, "reason");
         assert_eq!(loaded.observe.name, "observe");
         assert_eq!(loaded.synthesis.name, "synthesis");
+        assert_eq!(loaded.reflect.name, "reflect");
     }
 
     #[test]

@@ -126,6 +126,7 @@ impl SessionView {
             (Some(Next::Observe), true) => (Some("analyzing"), None),
             (Some(Next::Synthesize { .. }), true) => (Some("synthesizing"), None),
             (Some(Next::AwaitInput), true) => (Some("awaiting_input"), None),
+            (Some(Next::Reflect { .. }), true) => (Some("reflecting"), None),
             _ => (None, None),
         };
         Self {

@@ -3,6 +3,7 @@
 //! Newer versions are refused rather than guessed at.
 
 pub mod config;
+pub mod memory;
 pub mod migrate;
 mod persist;
 pub mod sources;
@@ -53,6 +54,8 @@ pub enum SynthesisReason {
     StepLimit,
     /// The user pressed Stop.
     Stopped,
+    /// The model kept asking for a call that was stopped as a loop.
+    Repeating,
 }
 
 /// The phase the run does next (persisted: a resumed run starts here).
@@ -79,6 +82,11 @@ pub enum Next {
     },
     /// Wait for the user's answer to [`SessionState::pending_input`].
     AwaitInput,
+    /// Reflect on a failed action (one model call; a fallback when it cannot be made).
+    Reflect {
+        /// What failed.
+        failure: memory::Failure,
+    },
 }
 
 /// A bounded phase (seeds 000/001) run on the persisted engine: its spec and progress.
@@ -268,6 +276,9 @@ pub struct SessionState {
     /// The selection this run explains (`None`: a question).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<crate::types::Selection>,
+    /// Reflections on failed actions and error counts of this session's runs.
+    #[serde(default, skip_serializing_if = "memory::EpisodicMemory::is_empty")]
+    pub memory: memory::EpisodicMemory,
     /// What of this session is in the store.
     #[serde(skip)]
     pub saved: Saved,
@@ -310,6 +321,7 @@ impl SessionState {
             last_prompt_tokens: 0,
             nonce: String::new(),
             selection: None,
+            memory: memory::EpisodicMemory::default(),
             saved: Saved::default(),
         }
     }
@@ -338,6 +350,7 @@ impl SessionState {
             rev: self.rev,
             seq: self.seq,
             contexts: std::mem::take(&mut self.contexts),
+            memory: std::mem::take(&mut self.memory).for_next_run(),
             ..Self::new(&self.session, now_ms)
         };
         self.status = RunStatus::Running;

@@ -1,5 +1,5 @@
-//! The trajectory: every thought, tool call, tool result, observation and error of a run, in
-//! order, with timestamps and step numbers, and the run's metrics. The prompts are derived
+//! The trajectory: every thought, tool call, tool result, observation, reflection and error
+//! of a run, in order, with timestamps and step numbers, and the run's metrics. The prompts are derived
 //! from it, and it is what "Export trajectory" downloads.
 
 use serde::{Deserialize, Serialize};
@@ -55,6 +55,14 @@ impl Entry {
                 ("observation", text, false, false)
             }
             Item::Error { error, retrying } => ("error", error.message.clone(), true, *retrying),
+            Item::Reflection { reflection, .. } => {
+                tool = Some(reflection.tool.clone());
+                let text = format!(
+                    "{}: {} Suggested fix: {}",
+                    reflection.error_type, reflection.analysis, reflection.suggested_fix
+                );
+                ("reflection", text, false, false)
+            }
             Item::Answer { text, partial } => {
                 let text = if *partial {
                     format!("{text} (partial)")
@@ -130,6 +138,15 @@ pub enum Item {
         error: ErrorInfo,
         /// Whether the run will retry.
         retrying: bool,
+    },
+    /// A reflection on a failed action (also stored in the session's episodic memory).
+    Reflection {
+        /// The reflection.
+        reflection: crate::state::memory::Reflection,
+        /// Whether the retry is asked for an alternative approach (the error type
+        /// repeated, or the call was stopped as a loop).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        alternative: bool,
     },
     /// The answer the run ended with.
     Answer {

@@ -62,6 +62,17 @@ impl Reply {
             arguments: arguments.into(),
         }
     }
+    /// A reflection call's reply (`{"error_type", "analysis", "suggested_fix"}`).
+    pub fn reflection(analysis: &str, suggested_fix: &str) -> Self {
+        Self::Text(
+            serde_json::json!({
+                "error_type": "scripted",
+                "analysis": analysis,
+                "suggested_fix": suggested_fix,
+            })
+            .to_string(),
+        )
+    }
     /// An HTTP-status failure.
     pub fn status(status: u16) -> Self {
         let mut e = LlmError::new(LlmErrorKind::from_status(status), format!("HTTP {status}"));

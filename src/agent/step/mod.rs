@@ -57,6 +57,8 @@ pub enum Purpose {
     Observe,
     /// Write the answer.
     Synthesize(SynthesisReason),
+    /// Reflect on a failed action.
+    Reflect,
 }
 
 /// A model call to make.
@@ -148,6 +150,7 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
             model_call(state, request, Purpose::Synthesize(why), true, ctx, out)
         }
         Next::AwaitInput => Action::Input,
+        Next::Reflect { failure } => reflect::plan_reflect(state, ctx, failure, quiet, out),
     }
 }
 
@@ -244,6 +247,9 @@ fn plan_act(
     started: bool,
     out: &mut Out,
 ) -> Action {
+    if let Some(action) = reflect::guard_loop(state, ctx, &call, out) {
+        return action;
+    }
     out.emit(EventKind::Executing {
         tool: call.name.clone(),
     });
@@ -321,6 +327,9 @@ pub fn after_error(
     err: &LlmError,
     out: &mut Out,
 ) -> Option<u64> {
+    if reflect::reflect_failed(state, ctx, err) {
+        return None;
+    }
     let policy = RetryPolicy::of(&state.config);
     let retrying = policy.retries_model(err, state.attempts);
     record(
@@ -385,6 +394,7 @@ pub fn after_reply(
         Purpose::Reason => reason_reply(state, ctx, call, reply, out),
         Purpose::Observe => observe_reply(state, ctx, &reply, out),
         Purpose::Synthesize(why) => synthesis_reply(state, ctx, why, &reply, out),
+        Purpose::Reflect => reflect::reflect_reply(state, ctx, &reply),
     }
 }
 
@@ -395,6 +405,22 @@ pub fn tool_done(
     ctx: &StepCtx<'_>,
     call: &ToolCall,
     result: Result<String, ToolError>,
+    out: &mut Out,
+) {
+    let failure = result
+        .as_ref()
+        .err()
+        .and_then(|err| crate::agent::reflexion::tool_failure(call, err));
+    tool_done_as(state, ctx, call, result, failure, out);
+}
+
+/// [`tool_done`], with the failure the run reflects on (once the reply's calls have run).
+fn tool_done_as(
+    state: &mut SessionState,
+    ctx: &StepCtx<'_>,
+    call: &ToolCall,
+    result: Result<String, ToolError>,
+    failure: Option<crate::state::memory::Failure>,
     out: &mut Out,
 ) {
     let tool = call.name.clone();
@@ -413,6 +439,9 @@ pub fn tool_done(
         }
     };
     record_result(state, ctx, call, ok, content);
+    if reflect::after_result(state, failure) {
+        return;
+    }
     if !state.queued_calls.is_empty() {
         let next = state.queued_calls.remove(0);
         set_next(
@@ -500,6 +529,7 @@ fn template_error(err: &TemplateError) -> ErrorInfo {
 pub(crate) use crate::types::tokens::grouped;
 
 mod end;
+mod reflect;
 mod reply;
 pub mod thought;
 

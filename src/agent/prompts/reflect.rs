@@ -1,0 +1,76 @@
+//! The reflection call's prompt (the conversation, then what failed and the relevant
+//! reflections of the session's episodic memory) and the note a stored reflection adds to
+//! the conversation for the retry. Pure: no browser access.
+
+use serde_json::Value;
+
+use super::{builtin, conversation_with, strings, Builtin};
+use crate::agent::reflexion;
+use crate::agent::template::TemplateError;
+use crate::llm::{ChatMessage, ChatRequest, JsonSchemaFormat, Role};
+use crate::state::memory::{Failure, Reflection};
+use crate::state::SessionState;
+
+/// The reflection call on `failure`: no tools; JSON output constrained to
+/// [`reflexion::schema`] when the run asks for constrained output.
+pub fn reflect(state: &SessionState, failure: &Failure) -> Result<ChatRequest, TemplateError> {
+    let templates = builtin()?;
+    let mut messages = conversation_with(state, templates)?;
+    let mut context = strings(&[
+        ("tool", &failure.call.name),
+        ("arguments", &failure.call.arguments),
+        ("error_type", &failure.error_type),
+        ("error", &failure.error),
+    ]);
+    let earlier: Vec<Value> = state
+        .memory
+        .relevant(&failure.call.name, &failure.error_type)
+        .map(|r| Value::String(format!("- {}", line(r))))
+        .collect();
+    let mut sections = vec!["instruction"];
+    if !earlier.is_empty() {
+        context.insert("earlier".into(), Value::Array(earlier));
+        sections.push("earlier");
+    }
+    let instruction = templates.reflect.render(&context, &sections)?;
+    messages.push(ChatMessage::new(Role::User, instruction));
+    Ok(ChatRequest {
+        messages,
+        tools: Vec::new(),
+        response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
+            name: reflexion::SCHEMA_NAME.into(),
+            schema: reflexion::schema(),
+        }),
+        max_tokens: Some(state.config.max_output_tokens),
+        stream: false,
+    })
+}
+
+/// One remembered reflection on a line.
+fn line(r: &Reflection) -> String {
+    format!(
+        "{} ({}): {} Suggested fix: {}",
+        r.tool, r.error_type, r.analysis, r.suggested_fix
+    )
+}
+
+/// The user message a reflection adds after the failed result: the analysis and the fix,
+/// and with `alternative` the request for another approach.
+pub(super) fn note(
+    templates: &Builtin,
+    reflection: &Reflection,
+    alternative: bool,
+) -> Result<String, TemplateError> {
+    let context = strings(&[
+        ("tool", &reflection.tool),
+        ("error_type", &reflection.error_type),
+        ("analysis", &reflection.analysis),
+        ("suggested_fix", &reflection.suggested_fix),
+    ]);
+    let sections: &[&str] = if alternative {
+        &["note", "alternative"]
+    } else {
+        &["note"]
+    };
+    templates.reflect.render(&context, sections)
+}
