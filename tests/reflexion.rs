@@ -305,19 +305,24 @@ fn fallback_of(out: &Outcome) -> Reflection {
     found[0].0.clone()
 }
 
-#[test]
-fn a_reply_that_does_not_parse_gives_the_fallback() {
+/// The reflection stored when the reflection call after `failing` gets `answer`: the
+/// fallback, after which the run goes on.
+fn fallback_after(failing: Reply, answer: Reply) -> Outcome {
     let out = run(
-        vec![
-            Reply::tool("read_page", r#"{"offset": "ten"}"#),
-            Reply::text("I am not sure what went wrong."),
-            Reply::text("Plants make sugar."),
-        ],
+        vec![failing, answer, Reply::text("Plants make sugar.")],
         config(),
     );
     assert_eq!(out.state.status, RunStatus::Completed);
+    assert!(out.state.error.is_none());
+    assert!(fallback_of(&out).fallback);
+    out
+}
+
+#[test]
+fn a_reply_that_does_not_parse_gives_the_fallback() {
+    let failing = Reply::tool("read_page", r#"{"offset": "ten"}"#);
+    let out = fallback_after(failing, Reply::text("I am not sure what went wrong."));
     let r = fallback_of(&out);
-    assert!(r.fallback);
     assert_eq!(r.error_type, "invalid_arguments");
     assert!(
         r.analysis.starts_with("field \"offset\": invalid type"),
@@ -332,18 +337,8 @@ fn a_reply_that_does_not_parse_gives_the_fallback() {
 
 #[test]
 fn a_failed_reflection_call_gives_the_fallback_and_is_not_retried() {
-    let out = run(
-        vec![
-            Reply::tool("no_such_tool", "{}"),
-            Reply::status(503),
-            Reply::text("Plants make sugar."),
-        ],
-        config(),
-    );
-    assert_eq!(out.state.status, RunStatus::Completed);
-    let r = fallback_of(&out);
-    assert!(r.fallback);
-    assert_eq!(r.error_type, "not_found");
+    let out = fallback_after(Reply::tool("no_such_tool", "{}"), Reply::status(503));
+    assert_eq!(fallback_of(&out).error_type, "not_found");
     assert!(out.state.trajectory.iter().any(|e| matches!(
         e.item,
         Item::Error {
@@ -351,7 +346,6 @@ fn a_failed_reflection_call_gives_the_fallback_and_is_not_retried() {
             ..
         }
     )));
-    assert!(out.state.error.is_none());
 }
 
 #[test]
@@ -397,6 +391,17 @@ fn read_same() -> Reply {
     Reply::tool("read_page", r#"{"offset": 0, "max_chars": 50}"#)
 }
 
+/// Three reads of the same passage, each observed, and a fourth identical call.
+fn three_reads_and_a_fourth() -> Vec<Reply> {
+    let mut replies = Vec::new();
+    for _ in 0..3 {
+        replies.push(read_same());
+        replies.push(control(true, None, false));
+    }
+    replies.push(read_same());
+    replies
+}
+
 fn executed_reads(out: &Outcome) -> usize {
     out.sink
         .events
@@ -410,12 +415,7 @@ fn executed_reads(out: &Outcome) -> usize {
 
 #[test]
 fn a_fourth_identical_call_never_runs_and_insisting_ends_the_run_with_a_notice() {
-    let mut replies = Vec::new();
-    for _ in 0..3 {
-        replies.push(read_same());
-        replies.push(control(true, None, false));
-    }
-    replies.push(read_same());
+    let mut replies = three_reads_and_a_fourth();
     replies.push(Reply::reflection(
         "It keeps giving the same text.",
         "Read further on.",
@@ -481,12 +481,7 @@ fn a_fourth_identical_call_never_runs_and_insisting_ends_the_run_with_a_notice()
 
 #[test]
 fn after_the_loop_reflection_another_call_runs() {
-    let mut replies = Vec::new();
-    for _ in 0..3 {
-        replies.push(read_same());
-        replies.push(control(true, None, false));
-    }
-    replies.push(read_same());
+    let mut replies = three_reads_and_a_fourth();
     replies.push(Reply::reflection("Same text.", "Read further on."));
     replies.push(Reply::tool(
         "read_page",
@@ -501,12 +496,7 @@ fn after_the_loop_reflection_another_call_runs() {
 
 #[test]
 fn with_no_reflection_left_the_first_blocked_call_ends_the_run() {
-    let mut replies = Vec::new();
-    for _ in 0..3 {
-        replies.push(read_same());
-        replies.push(control(true, None, false));
-    }
-    replies.push(read_same());
+    let mut replies = three_reads_and_a_fourth();
     replies.push(Reply::text("Plants make sugar."));
     let out = run(
         replies,
