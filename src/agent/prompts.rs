@@ -466,6 +466,31 @@ mod tests {
     }
 
     #[test]
+    fn the_reflection_sections_render() {
+        let loaded = builtin().unwrap();
+        let values = strings(&[
+            ("tool", "read_page"),
+            ("error_type", "not_found"),
+            ("analysis", "{{analysis}}"),
+            ("suggested_fix", "Read on."),
+        ]);
+        assert_eq!(
+            loaded.reflect.render(&values, &["note"]).unwrap(),
+            "Reflection on the failed call to read_page (not_found): {{analysis}} Suggested fix: Read on."
+        );
+        assert!(loaded
+            .reflect
+            .render(&values, &["note", "alternative"])
+            .unwrap()
+            .ends_with("Read on.\nThis kind of failure happened before, or the call was repeated: do not make the same call again. Take an alternative approach: another tool, or other arguments."));
+        let repeating = loaded
+            .synthesis
+            .render(&Context::new(), &["repeating"])
+            .unwrap();
+        assert!(repeating.starts_with("You were stopped from repeating a tool call"));
+    }
+
+    #[test]
     fn a_missing_value_is_an_error_not_a_panic() {
         let loaded = builtin().unwrap();
         let err = loaded.user.render(&Context::new(), &["page"]).unwrap_err();

@@ -27,7 +27,7 @@ pub const REPEATED_CALL: &str = "repeated_call";
 /// next identical call is never run.
 pub const MAX_IDENTICAL_RESULTS: usize = 3;
 
-/// Longest text accepted per field through constrained output.
+/// Longest text kept per field (and asked for through constrained output).
 pub const MAX_FIELD_CHARS: u64 = 2000;
 
 /// The JSON schema sent as `response_format` for reflection calls.
@@ -64,6 +64,14 @@ pub fn parse(text: &str) -> Option<Parsed> {
     from_json(text).or_else(|| json_objects(text).find_map(from_json))
 }
 
+/// `text` cut to [`MAX_FIELD_CHARS`] characters (a reflection is saved with the session).
+fn capped(text: &str) -> String {
+    match text.char_indices().nth(MAX_FIELD_CHARS as usize) {
+        Some((cut, _)) => text[..cut].to_string(),
+        None => text.to_string(),
+    }
+}
+
 fn from_json(candidate: &str) -> Option<Parsed> {
     let value: Value = serde_json::from_str(candidate).ok()?;
     let field = |name: &str| {
@@ -72,7 +80,7 @@ fn from_json(candidate: &str) -> Option<Parsed> {
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(str::to_string)
+            .map(capped)
     };
     Some(Parsed {
         analysis: field("analysis")?,
@@ -296,6 +304,14 @@ mod tests {
             "Check the tool's schema and call it again with valid arguments."
         );
         assert!(tool_failure(&call("{}"), &ToolError::interrupted()).is_none());
+    }
+
+    #[test]
+    fn long_fields_are_cut() {
+        let long = "x".repeat(5000);
+        let block = json!({"error_type": "e", "analysis": long, "suggested_fix": "f"});
+        let parsed = parse(&block.to_string()).expect("parses");
+        assert_eq!(parsed.analysis.chars().count(), MAX_FIELD_CHARS as usize);
     }
 
     #[test]
