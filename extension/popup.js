@@ -39,6 +39,7 @@ const PHASE_LABELS = {
   executing: 'Using a tool',
   analyzing: 'Analyzing',
   synthesizing: 'Writing the answer',
+  reflecting: 'Reflecting',
   awaiting_input: 'Waiting for your answer',
   compacting: 'Compacting the conversation',
 };

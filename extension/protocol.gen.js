@@ -43,6 +43,7 @@ export const EVENTS = Object.freeze([
   "tool_failed",
   "analyzing",
   "synthesizing",
+  "reflecting",
   "answer_delta",
   "answer_reset",
   "budget_warning",

@@ -116,6 +116,7 @@ export function applyEvent(view, event) {
     case 'analyzing':
     case 'synthesizing':
     case 'compacting':
+    case 'reflecting':
       Object.assign(next, { phase: event.type, tool: null });
       break;
     case 'executing':

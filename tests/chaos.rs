@@ -1,17 +1,21 @@
-//! Chaos: a worker stopped anywhere, again and again. A scripted three-step run (a lookup,
-//! a tool with a side effect, another lookup, then the model's final answer) goes through
-//! the real [`Service`]. Its store and model yield at every operation, so the run has many
+//! Chaos: a worker stopped anywhere, again and again. A scripted five-step run (a lookup, a
+//! tool with a side effect, a lookup with invalid arguments that is reflected on, three
+//! identical lookups in one reply of which the third is stopped as a loop and reflected on,
+//! the same lookup once more, which ends the run with a notice and a synthesized answer)
+//! goes through the real [`Service`]. Its store and model yield at every operation, so the run has many
 //! points at which it can be cut: before and after each write reaches the store, while a
 //! model call is in flight, inside a tool. A cut drops the run's future and the whole
 //! service (nothing in memory survives); a new service over the same store resumes the run
 //! with `Service::resume_all`, exactly as a restarted worker does.
 //!
 //! What is compared with an uninterrupted run of the same script: the status, answer,
-//! partial flag, error, step count, question and turns, and the trajectory as a list of
+//! partial flag, error, step count, question, turns and notices, and the trajectory as a list of
 //! `(step, item)` (every field of every entry except its timestamp `at_ms`, which the clock
 //! sets). One difference is expected and checked exactly: when a cut lands while the side
 //! effect's intent is saved but its result is not, the resumed run does not run it again and
 //! its result reads "not repeated" (the designed semantics; the model sees it and goes on).
+//! A reflection call cut off twice is not made a third time: the run stores the built-in
+//! fallback reflection instead (expected exactly there, and only after two cuts).
 //! Also checked: every tool call has exactly one result and the steps are consecutive (no
 //! lost or duplicated step), the side effect happened at most once (exactly once unless its
 //! result is "not repeated"), each cut redoes at most one operation (a model call or a tool
@@ -55,9 +59,10 @@ use proptest::prelude::*;
 
 const SESSION: &str = "tab:1";
 const QUESTION: &str = "Why are there tides?";
-/// The tools the model calls, in order; the answer comes after the last result.
-const PLAN: [&str; 3] = ["lookup", "send_note", "lookup"];
-const ANSWER: &str = "Answer after 3 tool results.";
+/// The answer, written by the synthesis after the loop was stopped.
+const ANSWER: &str = "Answer after the loop was stopped.";
+/// The notice of the stopped loop.
+const NOTICE: &str = "Stopped repeating lookup: it was called with the same arguments 3 times and gave the same result each time.";
 /// Polls a model call stays in flight.
 const MODEL_YIELDS: usize = 3;
 /// The id of an explanation's prepared call.
@@ -94,10 +99,11 @@ impl Kind {
 }
 
 /// A model whose reply depends only on the request (a redone call gets the same reply):
-/// it calls the tools of [`PLAN`] one per step, and the Observe call after the last result
-/// gives the final answer. It never looks at tool results' text, so a "not repeated" result
-/// changes nothing after it (an explanation's prepared result is not one of the plan's). It
-/// notes the fence tag each request's system message names.
+/// it follows [`plan`] by the number of tool results, every Observe call goes on, every
+/// reflection call reflects, and the synthesis writes [`ANSWER`]. It never looks at tool
+/// results' text, so a "not repeated" result changes nothing after it (an explanation's
+/// prepared result is not one of the plan's). It notes the fence tag each request's system
+/// message names.
 #[derive(Default)]
 struct Oracle {
     fence_tags: Rc<RefCell<BTreeSet<String>>>,
@@ -128,43 +134,71 @@ impl LlmClient for Oracle {
             output: 10,
         });
         let schema = request.response_format.as_ref().map(|f| f.name.as_str());
-        let reply = if schema == Some("compaction") {
-            ChatResponse {
+        let reply = match schema {
+            Some("compaction") => ChatResponse {
                 content: r#"{"summary": "Earlier the user asked about the sea; the answers explained waves."}"#.into(),
                 usage,
                 ..Default::default()
-            }
-        } else if schema.is_some() {
-            let done = results >= PLAN.len();
-            ChatResponse {
+            },
+            Some("reflection") => ChatResponse {
                 content: serde_json::json!({
-                    "should_continue": !done,
-                    "final_answer": done.then_some(ANSWER),
+                    "error_type": "scripted",
+                    "analysis": format!("Reflected after {results} results."),
+                    "suggested_fix": "Call lookup with a number.",
                 })
                 .to_string(),
                 usage,
                 ..Default::default()
-            }
-        } else if results < PLAN.len() && !request.tools.is_empty() {
-            ChatResponse {
-                content: format!("Step {}: I will use {}.", results + 1, PLAN[results]),
-                tool_calls: vec![ToolCall {
-                    id: format!("call_{results}"),
-                    name: PLAN[results].into(),
-                    arguments: format!("{{\"n\": {results}}}"),
-                }],
-                usage,
-                finish_reason: Some("tool_calls".into()),
-            }
-        } else {
-            on_delta("Unexpected synthesis.");
-            ChatResponse {
-                content: "Unexpected synthesis.".into(),
+            },
+            Some(_) => ChatResponse {
+                content: r#"{"should_continue": true, "final_answer": null, "failed": false}"#
+                    .into(),
                 usage,
                 ..Default::default()
+            },
+            None if !request.tools.is_empty() => {
+                let calls = plan(results);
+                ChatResponse {
+                    content: format!("Step after {results} results: I will use {}.", calls[0].0),
+                    tool_calls: calls
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (name, arguments))| ToolCall {
+                            id: format!("call_{results}_{i}"),
+                            name: name.into(),
+                            arguments: arguments.into(),
+                        })
+                        .collect(),
+                    usage,
+                    finish_reason: Some("tool_calls".into()),
+                }
+            }
+            None => {
+                on_delta(ANSWER);
+                ChatResponse {
+                    content: ANSWER.into(),
+                    usage,
+                    ..Default::default()
+                }
             }
         };
         future::ready(Ok(reply)).boxed_local()
+    }
+}
+
+/// The calls of the Reason reply after `results` tool results, one reply per step:
+/// `lookup` (n = 0), `send_note`, `lookup` with invalid arguments (a failure: reflected
+/// on), then three `lookup` (n = 0) calls in one reply (the third would give the same
+/// result a third time: not run, reflected on as a repeated call), then `lookup` (n = 0)
+/// once more (insisting: the run stops repeating it and writes the answer).
+fn plan(results: usize) -> Vec<(&'static str, &'static str)> {
+    const LOOKUP_0: (&str, &str) = ("lookup", r#"{"n": 0}"#);
+    match results {
+        0 => vec![LOOKUP_0],
+        1 => vec![("send_note", r#"{"n": 1}"#)],
+        2 => vec![("lookup", r#"{"n": "two"}"#)],
+        3 => vec![LOOKUP_0; 3],
+        _ => vec![LOOKUP_0],
     }
 }
 
@@ -366,6 +400,18 @@ struct Chaos {
     sets_at_cut: Vec<usize>,
 }
 
+impl Chaos {
+    /// A run whose `cuts` the test made itself (none inside the side effect).
+    fn cut_by_hand(world: World, cuts: usize) -> Self {
+        Self {
+            world,
+            cuts,
+            side_effect_cut: false,
+            sets_at_cut: Vec::new(),
+        }
+    }
+}
+
 /// Runs the script, stopping the worker after `cuts[i]` polls of its `i`-th life, then
 /// lets the last worker finish.
 fn run_with_cuts(kind: Kind, cuts: &[usize]) -> Chaos {
@@ -412,6 +458,7 @@ struct Outcome {
     step: u32,
     question: String,
     turns: usize,
+    notices: Vec<String>,
     trajectory: Vec<(u32, Item)>,
 }
 
@@ -425,6 +472,7 @@ impl Outcome {
             step: s.step,
             question: s.question.clone(),
             turns: s.turns.len(),
+            notices: s.notices.clone(),
             trajectory: s
                 .trajectory
                 .iter()
@@ -477,6 +525,34 @@ impl Outcome {
         }
         self
     }
+
+    /// This outcome with a reflection as a run whose reflection call was cut off twice
+    /// stores it: the built-in fallback (same failure, `fallback` set), when `actual` has
+    /// one there.
+    fn with_fallback_reflections_of(mut self, actual: &Outcome) -> Self {
+        for ((_, want), (_, got)) in self.trajectory.iter_mut().zip(&actual.trajectory) {
+            if let (
+                Item::Reflection { reflection: w, .. },
+                Item::Reflection { reflection: g, .. },
+            ) = (&*want, got)
+            {
+                let same_failure = (&w.tool, &w.arguments, &w.error_type)
+                    == (&g.tool, &g.arguments, &g.error_type);
+                if g.fallback && !w.fallback && same_failure {
+                    *want = got.clone();
+                }
+            }
+        }
+        self
+    }
+
+    /// Reflections stored as the fallback.
+    fn fallbacks(&self) -> usize {
+        self.trajectory
+            .iter()
+            .filter(|(_, item)| matches!(item, Item::Reflection { reflection, .. } if reflection.fallback))
+            .count()
+    }
 }
 
 /// The uninterrupted run, and the polls it takes.
@@ -518,7 +594,23 @@ fn run_reference(kind: Kind) -> Reference {
     let outcome = Outcome::of(&world.stored());
     assert_eq!(outcome.status, RunStatus::Completed);
     assert_eq!(outcome.answer, ANSWER);
-    assert_eq!(outcome.step, 3);
+    assert!(outcome.partial);
+    assert_eq!(outcome.step, 5);
+    assert_eq!(outcome.notices, [NOTICE]);
+    let reflected: Vec<&str> = outcome
+        .trajectory
+        .iter()
+        .filter_map(|(_, item)| match item {
+            Item::Reflection { reflection, .. } => Some(reflection.error_type.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reflected, ["invalid_arguments", "repeated_call"]);
+    assert_eq!(
+        world.lookups.get(),
+        3,
+        "lookup (n = 0) ran three times, never a fourth"
+    );
     assert_eq!(world.notes.get(), 1);
     assert_eq!(world.endings(), 1);
     let saves = world.store.history.borrow().len();
@@ -532,11 +624,12 @@ fn run_reference(kind: Kind) -> Reference {
     }
 }
 
-/// Every tool call has exactly one result, right after it, and steps go 1, 2, 3 with no
-/// gap or repeat: no lost or duplicated step.
+/// Every tool call has exactly one result, after the calls of its reply and in their
+/// order, and steps go 1, 2, 3, ... with no gap or repeat: no lost or duplicated step.
 fn assert_no_lost_or_duplicated_step(outcome: &Outcome, context: &str) {
     let mut last_step = 0;
-    let mut open: Option<String> = None;
+    let mut open: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    let mut answering = false;
     for (step, item) in &outcome.trajectory {
         assert!(
             *step == last_step || *step == last_step + 1,
@@ -545,17 +638,24 @@ fn assert_no_lost_or_duplicated_step(outcome: &Outcome, context: &str) {
         last_step = *step;
         match item {
             Item::ToolCall { call } => {
-                assert!(open.is_none(), "{context}: a call without a result");
-                open = Some(call.id.clone());
+                assert!(!answering, "{context}: a call among results");
+                open.push_back(call.id.clone());
             }
             Item::ToolResult { call_id, .. } => {
+                answering = true;
                 assert_eq!(
-                    open.take().as_ref(),
+                    open.pop_front().as_ref(),
                     Some(call_id),
                     "{context}: a result without its call"
                 );
             }
-            _ => assert!(open.is_none(), "{context}: a call without a result"),
+            _ => {
+                answering = false;
+                assert!(open.is_empty(), "{context}: a call without a result");
+            }
+        }
+        if open.is_empty() {
+            answering = false;
         }
     }
 }
@@ -571,6 +671,14 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
     } else {
         reference.outcome.clone()
     };
+    // A reflection call cut off twice is not made a third time: its fallback is stored.
+    let expected = expected.with_fallback_reflections_of(&outcome);
+    assert!(
+        outcome.fallbacks() * 2 <= chaos.cuts,
+        "{context}: {} fallback reflections after {} cuts",
+        outcome.fallbacks(),
+        chaos.cuts
+    );
     assert_no_lost_or_duplicated_step(&outcome, context);
     if outcome.status == RunStatus::Failed && may_give_up {
         assert_eq!(outcome.error.as_deref(), Some("interrupted"), "{context}");
@@ -771,12 +879,7 @@ fn a_phase_cut_more_often_than_the_retry_bound_gives_up() {
     let bound = RunConfig::default().max_retries as usize + 1;
     assert_eq!(world.llm.started(), bound, "one attempt per worker");
     assert_eq!(cuts, bound);
-    let chaos = Chaos {
-        world,
-        cuts,
-        side_effect_cut: false,
-        sets_at_cut: Vec::new(),
-    };
+    let chaos = Chaos::cut_by_hand(world, cuts);
     let outcome = Outcome::of(&chaos.world.stored());
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.error.as_deref(), Some("interrupted"));
@@ -810,4 +913,45 @@ proptest! {
         let chaos = run_with_cuts(kind, &cuts);
         check(&reference, &chaos, true, &format!("{kind:?} cuts {cuts:?}"));
     }
+}
+
+#[test]
+fn a_reflection_call_cut_off_twice_is_not_made_a_third_time() {
+    let reference = reference();
+    // Every worker is stopped while the first reflection call is in flight, twice: the
+    // third worker stores the fallback reflection instead of calling again, and the run
+    // goes on to the uninterrupted end.
+    let world = World::new(Kind::Ask);
+    let mut run = world.ask();
+    let mut cuts = 0;
+    // Each cut drops the call in flight, which never finishes: a call is in flight when
+    // more calls started than finished or were dropped.
+    let reflection_in_flight = |world: &World, cuts: usize| {
+        world.llm.started() > world.llm.finished() + cuts
+            && world
+                .head()
+                .is_some_and(|h| matches!(h.next, Some(Next::Reflect { .. })))
+    };
+    while cuts < 2 {
+        assert!(
+            poll_times(run.as_mut(), 1).is_none(),
+            "the run ended before its reflection was cut twice"
+        );
+        if reflection_in_flight(&world, cuts) {
+            drop(run);
+            cuts += 1;
+            run = world.restart();
+        }
+    }
+    assert!(polls_to_finish(run.as_mut(), 100_000).is_some());
+    let chaos = Chaos::cut_by_hand(world, cuts);
+    let outcome = Outcome::of(&chaos.world.stored());
+    assert_eq!(outcome.fallbacks(), 1);
+    assert_eq!(outcome.status, RunStatus::Completed);
+    check(
+        &reference,
+        &chaos,
+        false,
+        "the first reflection call cut twice",
+    );
 }

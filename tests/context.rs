@@ -121,6 +121,11 @@ fn responder(request: &ChatRequest, n: usize) -> Reply {
             r#"{"summary": "The user asked about the canal's locks, trade and tolls; the answers gave dates from 1790."}"#,
         ),
         RequestKind::Synthesis => Reply::text("The first lock was built in 1790."),
+        // Without page text read_page fails, and the run reflects on it.
+        RequestKind::Reflection => Reply::reflection(
+            "There is no page text to read.",
+            "Answer from what the conversation has.",
+        ),
         other => panic!("unexpected request kind {other:?}"),
     }
 }

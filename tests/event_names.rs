@@ -25,6 +25,7 @@ fn all_kinds() -> Vec<EventKind> {
         },
         EventKind::Analyzing,
         EventKind::Synthesizing,
+        EventKind::Reflecting,
         EventKind::AnswerDelta { text: "t".into() },
         EventKind::AnswerReset,
         EventKind::BudgetWarning {
@@ -106,6 +107,7 @@ fn event_names_are_frozen() {
             "tool_failed",
             "analyzing",
             "synthesizing",
+            "reflecting",
             "answer_delta",
             "answer_reset",
             "budget_warning",

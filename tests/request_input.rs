@@ -348,6 +348,7 @@ fn invalid_questions_go_back_to_the_model_as_errors() {
         0,
         vec![
             Reply::tool("request_input", r#"{"question": "   "}"#),
+            Reply::reflection("The question was empty.", "Ask a real question."),
             Reply::text(r#"{"should_continue": false, "final_answer": "1861."}"#),
         ],
     );

@@ -84,7 +84,12 @@ fn ask_captures_page_text_runs_and_snapshots() {
         first.contains("\n\nThe moon pulls the oceans.\n</page-"),
         "{first}"
     );
-    assert_eq!(sent.messages.last().expect("q").content, "Why tides?");
+    // The question, then the grounding (the last message of every request).
+    let n = sent.messages.len();
+    assert_eq!(sent.messages[n - 2].content, "Why tides?");
+    assert!(sent.messages[n - 1]
+        .content
+        .contains("\nGoal: Why tides?\n"));
     let snap = call(&h, json!({"id": 2, "type": "snapshot", "session": "tab:3"}));
     assert_eq!(snap["data"]["status"], "completed");
     assert_eq!(snap["data"]["answer"], "Because of the moon.");
@@ -142,8 +147,9 @@ fn the_next_question_continues_the_conversation() {
     assert_eq!(snap["data"]["turns"][0]["answer"], "First.");
     let second = &h.llm.requests.borrow()[1];
     let texts: Vec<&str> = second.messages.iter().map(|m| m.content.as_str()).collect();
+    let n = texts.len();
     assert_eq!(
-        &texts[1..],
+        &texts[1..n - 1],
         [
             "No page text is available: answer from general knowledge.",
             "one",
@@ -151,6 +157,7 @@ fn the_next_question_continues_the_conversation() {
             "two"
         ]
     );
+    assert!(texts[n - 1].starts_with("Grounding (kept by KnowledgeLens"));
 }
 
 #[test]

@@ -154,6 +154,7 @@ fn policy_refuses_risky_unoffered_and_rate_limited_calls() {
 fn a_refused_call_becomes_an_error_result_and_the_run_goes_on() {
     let llm = ScriptedLlm::new(vec![
         Reply::tool("wipe", r#"{"target": "everything"}"#),
+        Reply::reflection("Wiping is not allowed here.", "Answer without it."),
         Reply::text(r#"{"should_continue": false, "final_answer": "I could not wipe it."}"#),
     ]);
     let (clock, store, sink) = (

@@ -12,6 +12,7 @@ const LABELS = {
   tool_call: 'Tool call',
   tool_result: 'Result',
   observation: 'Observation',
+  reflection: 'Reflection',
   error: 'Error',
   answer: 'Answer',
   compaction: 'Compaction',

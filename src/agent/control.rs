@@ -1,4 +1,5 @@
-//! The Observe phase's control block `{"should_continue": bool, "final_answer": string|null}`:
+//! The Observe phase's control block `{"should_continue": bool, "final_answer": string|null,
+//! "failed": bool}` (`failed` is optional, default false: the tool result was a failure):
 //! its JSON schema for constrained output, and a tolerant parser for models that write it
 //! inside code fences or prose. A missing or malformed block is `None` ("continue").
 
@@ -13,6 +14,8 @@ pub struct Control {
     pub should_continue: bool,
     /// The answer, when the model has one.
     pub final_answer: Option<String>,
+    /// Whether the model judged the last tool result a failure (absent: false).
+    pub failed: bool,
 }
 
 /// Longest final answer accepted through constrained output.
@@ -24,9 +27,10 @@ pub fn schema() -> Value {
         "type": "object",
         "properties": {
             "should_continue": { "type": "boolean" },
-            "final_answer": { "type": ["string", "null"], "maxLength": MAX_FINAL_ANSWER_CHARS }
+            "final_answer": { "type": ["string", "null"], "maxLength": MAX_FINAL_ANSWER_CHARS },
+            "failed": { "type": "boolean" }
         },
-        "required": ["should_continue", "final_answer"],
+        "required": ["should_continue", "final_answer", "failed"],
         "additionalProperties": false
     })
 }
@@ -45,9 +49,14 @@ fn from_json(candidate: &str) -> Option<Control> {
         Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
         _ => None,
     };
+    let failed = value
+        .get("failed")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     Some(Control {
         should_continue,
         final_answer,
+        failed,
     })
 }
 
@@ -61,6 +70,7 @@ mod tests {
         let want = Some(Control {
             should_continue: false,
             final_answer: Some("It is 42.".into()),
+            failed: false,
         });
         assert_eq!(
             parse(r#"{"should_continue": false, "final_answer": "It is 42."}"#),
@@ -75,8 +85,23 @@ mod tests {
             parse(r#"{"should_continue": true, "final_answer": null}"#),
             Some(Control {
                 should_continue: true,
-                final_answer: None
+                final_answer: None,
+                failed: false,
             })
+        );
+        assert_eq!(
+            parse(r#"{"should_continue": true, "final_answer": null, "failed": true}"#),
+            Some(Control {
+                should_continue: true,
+                final_answer: None,
+                failed: true,
+            })
+        );
+        assert_eq!(
+            parse(r#"{"should_continue": true, "final_answer": null, "failed": "yes"}"#)
+                .map(|c| c.failed),
+            Some(false),
+            "a non-boolean failed is the default"
         );
     }
 

@@ -11,6 +11,7 @@ pub mod fence;
 pub mod input;
 pub mod phase;
 pub mod prompts;
+pub mod reflexion;
 pub mod signal;
 pub mod step;
 pub mod template;

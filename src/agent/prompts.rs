@@ -24,7 +24,7 @@ use crate::tools::PAGE_DATA_TOOLS;
 use crate::types::page::{clean_title, clean_url};
 
 /// The built-in templates' texts: (file name, text, the sections this module renders).
-const BUILTIN: [(&str, &str, &[&str]); 6] = [
+const BUILTIN: [(&str, &str, &[&str]); 7] = [
     (
         "system.tpl",
         include_str!("templates/system.tpl"),
@@ -55,7 +55,12 @@ const BUILTIN: [(&str, &str, &[&str]); 6] = [
     (
         "synthesis.tpl",
         include_str!("templates/synthesis.tpl"),
-        &["ready", "step_limit", "stopped"],
+        &["ready", "step_limit", "stopped", "repeating"],
+    ),
+    (
+        "reflect.tpl",
+        include_str!("templates/reflect.tpl"),
+        &["instruction", "earlier", "note", "alternative"],
     ),
     (
         "context.tpl",
@@ -81,6 +86,7 @@ struct Builtin {
     observe: Template,
     synthesis: Template,
     context: Template,
+    reflect: Template,
 }
 
 /// A built-in template, validated, with the sections this module renders.
@@ -102,7 +108,8 @@ fn builtin() -> Result<&'static Builtin, TemplateError> {
                 reason: load(BUILTIN[2])?,
                 observe: load(BUILTIN[3])?,
                 synthesis: load(BUILTIN[4])?,
-                context: load(BUILTIN[5])?,
+                reflect: load(BUILTIN[5])?,
+                context: load(BUILTIN[6])?,
             })
         })
         .as_ref()
@@ -344,6 +351,13 @@ fn conversation_with(
                 m.tool_call_id = Some(call_id.clone());
                 messages.push(m);
             }
+            Item::Reflection {
+                reflection,
+                alternative,
+            } => messages.push(ChatMessage::new(
+                Role::User,
+                reflect::note(templates, reflection, *alternative)?,
+            )),
             Item::Observation { text, .. } if !text.trim().is_empty() => {
                 let context = strings(&[("observation", text.trim())]);
                 messages.push(ChatMessage::new(
@@ -452,6 +466,7 @@ pub fn synthesis(
         SynthesisReason::Ready => "ready",
         SynthesisReason::StepLimit => "step_limit",
         SynthesisReason::Stopped => "stopped",
+        SynthesisReason::Repeating => "repeating",
     };
     let instruction = templates.synthesis.render(&Context::new(), &[section])?;
     Ok(ChatRequest {
@@ -507,6 +522,8 @@ pub fn compaction(
         stream: false,
     })
 }
+mod reflect;
+pub use reflect::reflect;
 
 #[cfg(test)]
 mod tests {
@@ -524,6 +541,7 @@ mod tests {
         assert_eq!(loaded.reason.name, "reason");
         assert_eq!(loaded.observe.name, "observe");
         assert_eq!(loaded.synthesis.name, "synthesis");
+        assert_eq!(loaded.reflect.name, "reflect");
     }
 
     #[test]
@@ -597,6 +615,31 @@ mod tests {
             loaded.reason.render(&observation, &[]).unwrap(),
             "Observation: {{observation}}"
         );
+    }
+
+    #[test]
+    fn the_reflection_sections_render() {
+        let loaded = builtin().unwrap();
+        let values = strings(&[
+            ("tool", "read_page"),
+            ("error_type", "not_found"),
+            ("analysis", "{{analysis}}"),
+            ("suggested_fix", "Read on."),
+        ]);
+        assert_eq!(
+            loaded.reflect.render(&values, &["note"]).unwrap(),
+            "Reflection on the failed call to read_page (not_found): {{analysis}} Suggested fix: Read on."
+        );
+        assert!(loaded
+            .reflect
+            .render(&values, &["note", "alternative"])
+            .unwrap()
+            .ends_with("Read on.\nThis kind of failure happened before, or the call was repeated: do not make the same call again. Take an alternative approach: another tool, or other arguments."));
+        let repeating = loaded
+            .synthesis
+            .render(&Context::new(), &["repeating"])
+            .unwrap();
+        assert!(repeating.starts_with("You were stopped from repeating a tool call"));
     }
 
     #[test]

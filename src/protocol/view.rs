@@ -127,6 +127,7 @@ impl SessionView {
             (Some(Next::Synthesize { .. }), true) => (Some("synthesizing"), None),
             (Some(Next::AwaitInput), true) => (Some("awaiting_input"), None),
             (Some(Next::Compact { .. }), true) => (Some("compacting"), None),
+            (Some(Next::Reflect { .. }), true) => (Some("reflecting"), None),
             _ => (None, None),
         };
         Self {

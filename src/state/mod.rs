@@ -3,6 +3,7 @@
 //! Newer versions are refused rather than guessed at.
 
 pub mod config;
+pub mod memory;
 pub mod migrate;
 mod persist;
 pub mod sources;
@@ -60,6 +61,8 @@ pub enum SynthesisReason {
     StepLimit,
     /// The user pressed Stop.
     Stopped,
+    /// The model kept asking for a call that was stopped as a loop.
+    Repeating,
 }
 
 /// The phase the run does next (persisted: a resumed run starts here).
@@ -93,6 +96,11 @@ pub enum Next {
         /// The attempts `resume` had made (a call the provider refused as too long counts).
         #[serde(default)]
         resume_attempts: u32,
+    },
+    /// Reflect on a failed action (one model call; a fallback when it cannot be made).
+    Reflect {
+        /// What failed.
+        failure: memory::Failure,
     },
 }
 
@@ -313,6 +321,9 @@ pub struct SessionState {
     /// estimate, so the retry is never the same request). 0: no refusal.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub overflow_limit: u64,
+    /// Reflections on failed actions and error counts of this session's runs.
+    #[serde(default, skip_serializing_if = "memory::EpisodicMemory::is_empty")]
+    pub memory: memory::EpisodicMemory,
     /// What of this session is in the store.
     #[serde(skip)]
     pub saved: Saved,
@@ -358,6 +369,7 @@ impl SessionState {
             compaction: None,
             kept_answers: Vec::new(),
             overflow_limit: 0,
+            memory: memory::EpisodicMemory::default(),
             saved: Saved::default(),
         }
     }
@@ -397,6 +409,7 @@ impl SessionState {
             rev: self.rev,
             seq: self.seq,
             contexts: std::mem::take(&mut self.contexts),
+            memory: std::mem::take(&mut self.memory).for_next_run(),
             ..Self::new(&self.session, now_ms)
         };
         self.status = RunStatus::Running;

@@ -1,5 +1,5 @@
-//! The trajectory: every thought, tool call, tool result, observation and error of a run, in
-//! order, with timestamps and step numbers, and the run's metrics. The prompts are derived
+//! The trajectory: every thought, tool call, tool result, observation, reflection and error
+//! of a run, in order, with timestamps and step numbers, and the run's metrics. The prompts are derived
 //! from it, and it is what "Export trajectory" downloads.
 
 use serde::{Deserialize, Serialize};
@@ -72,6 +72,14 @@ impl Entry {
                     crate::types::tokens::grouped(*tokens_after)
                 );
                 ("compaction", text, false, false)
+            }
+            Item::Reflection { reflection, .. } => {
+                tool = Some(reflection.tool.clone());
+                let text = format!(
+                    "{}: {} Suggested fix: {}",
+                    reflection.error_type, reflection.analysis, reflection.suggested_fix
+                );
+                ("reflection", text, false, false)
             }
             Item::Answer { text, partial } => {
                 let text = if *partial {
@@ -161,6 +169,15 @@ pub enum Item {
         tokens_after: u64,
         /// Whether the model wrote the summary (else the deterministic fallback).
         by_model: bool,
+    },
+    /// A reflection on a failed action (also stored in the session's episodic memory).
+    Reflection {
+        /// The reflection.
+        reflection: crate::state::memory::Reflection,
+        /// Whether the retry is asked for an alternative approach (the error type
+        /// repeated, or the call was stopped as a loop).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        alternative: bool,
     },
     /// The answer the run ended with.
     Answer {

@@ -62,6 +62,17 @@ impl Reply {
             arguments: arguments.into(),
         }
     }
+    /// A reflection call's reply (`{"error_type", "analysis", "suggested_fix"}`).
+    pub fn reflection(analysis: &str, suggested_fix: &str) -> Self {
+        Self::Text(
+            serde_json::json!({
+                "error_type": "scripted",
+                "analysis": analysis,
+                "suggested_fix": suggested_fix,
+            })
+            .to_string(),
+        )
+    }
     /// An HTTP-status failure.
     pub fn status(status: u16) -> Self {
         let mut e = LlmError::new(LlmErrorKind::from_status(status), format!("HTTP {status}"));
@@ -265,6 +276,8 @@ pub enum RequestKind {
     Observe,
     /// Asks for a compaction summary.
     Compaction,
+    /// Asks for a reflection on a failed action.
+    Reflection,
     /// Neither tools nor a schema.
     Synthesis,
     /// Another schema (named).
@@ -277,6 +290,7 @@ impl RequestKind {
         match request.response_format.as_ref().map(|f| f.name.as_str()) {
             Some("control") => Self::Observe,
             Some("compaction") => Self::Compaction,
+            Some("reflection") => Self::Reflection,
             Some(other) => Self::Other(other.to_string()),
             None if request.tools.is_empty() => Self::Synthesis,
             None => Self::Reason,

@@ -53,7 +53,8 @@ pub struct StepView {
     pub index: u32,
     /// The step it belongs to.
     pub step: u32,
-    /// `thought`, `tool_call`, `tool_result`, `observation`, `error` or `answer`.
+    /// `thought`, `tool_call`, `tool_result`, `observation`, `reflection`, `error` or
+    /// `answer`.
     pub kind: String,
     /// What it says, cut to [`StepView::MAX_CHARS`] characters.
     pub text: String,
@@ -122,6 +123,8 @@ pub enum EventKind {
     Analyzing,
     /// The model writes the answer from what the run has.
     Synthesizing,
+    /// The model reflects on a failed action.
+    Reflecting,
     /// Streamed answer text to append.
     AnswerDelta {
         /// The new text.
@@ -186,7 +189,7 @@ pub enum EventKind {
 impl EventKind {
     /// Every event's wire name, in the order of the variants (for the generated protocol
     /// file; `tests/event_names.rs` checks it against [`EventKind::name`]).
-    pub const NAMES: [&'static str; 19] = [
+    pub const NAMES: [&'static str; 20] = [
         "run_started",
         "step_started",
         "thinking",
@@ -195,6 +198,7 @@ impl EventKind {
         "tool_failed",
         "analyzing",
         "synthesizing",
+        "reflecting",
         "answer_delta",
         "answer_reset",
         "budget_warning",
@@ -219,6 +223,7 @@ impl EventKind {
             Self::ToolFailed { .. } => "tool_failed",
             Self::Analyzing => "analyzing",
             Self::Synthesizing => "synthesizing",
+            Self::Reflecting => "reflecting",
             Self::AnswerDelta { .. } => "answer_delta",
             Self::AnswerReset => "answer_reset",
             Self::BudgetWarning { .. } => "budget_warning",

@@ -187,3 +187,18 @@ test('snapshot steps without an index (older worker) are numbered by position', 
   assert.deepEqual(s.view.steps.map((x) => x.index), [0, 1]);
   assert.deepEqual(s.view.sources, []);
 });
+
+test('a reflection phase shows as reflecting, and a reflection entry joins the steps', () => {
+  let s = initialState(SESSION);
+  s = receiveSnapshot(s, snapshot(1, 1));
+  s = receiveEvent(s, event('reflecting', 1, 2));
+  assert.equal(s.view.phase, 'reflecting');
+  assert.equal(s.view.tool, null);
+  s = receiveEvent(s, event('step_item', 1, 3, {
+    item: { index: 0, step: 1, kind: 'reflection', text: 'not_found: a Suggested fix: f', text_chars: 29,
+      failed: false, retrying: false, tool: 'read_page', arguments: null, arguments_chars: null, at_ms: 5 },
+  }));
+  assert.equal(s.view.steps.at(-1).kind, 'reflection');
+  s = receiveEvent(s, event('thinking', 1, 4));
+  assert.equal(s.view.phase, 'thinking');
+});

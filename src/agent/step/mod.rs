@@ -60,6 +60,8 @@ pub enum Purpose {
     Synthesize(SynthesisReason),
     /// Summarise the older history.
     Compact,
+    /// Reflect on a failed action.
+    Reflect,
 }
 
 /// A model call to make.
@@ -157,6 +159,7 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         }
         Next::AwaitInput => Action::Input,
         Next::Compact { .. } => compact::plan_compact(state, ctx, quiet, out),
+        Next::Reflect { failure } => reflect::plan_reflect(state, ctx, failure, quiet, out),
     }
 }
 
@@ -285,6 +288,9 @@ fn plan_act(
     started: bool,
     out: &mut Out,
 ) -> Action {
+    if let Some(action) = reflect::guard_loop(state, ctx, &call, out) {
+        return action;
+    }
     out.emit(EventKind::Executing {
         tool: call.name.clone(),
     });
@@ -367,6 +373,9 @@ pub fn after_error(
         compact::compact_failed(state, ctx, err);
         return None;
     }
+    if reflect::reflect_failed(state, ctx, err) {
+        return None;
+    }
     if compact::after_too_long(state, ctx, call, err) {
         return None;
     }
@@ -437,6 +446,7 @@ pub fn after_reply(
         Purpose::Observe => observe_reply(state, ctx, &reply, out),
         Purpose::Synthesize(why) => synthesis_reply(state, ctx, why, &reply, out),
         Purpose::Compact => compact::compact_reply(state, ctx, &reply),
+        Purpose::Reflect => reflect::reflect_reply(state, ctx, &reply),
     }
 }
 
@@ -447,6 +457,22 @@ pub fn tool_done(
     ctx: &StepCtx<'_>,
     call: &ToolCall,
     result: Result<String, ToolError>,
+    out: &mut Out,
+) {
+    let failure = result
+        .as_ref()
+        .err()
+        .and_then(|err| crate::agent::reflexion::tool_failure(call, err));
+    tool_done_as(state, ctx, call, result, failure, out);
+}
+
+/// [`tool_done`], with the failure the run reflects on (once the reply's calls have run).
+fn tool_done_as(
+    state: &mut SessionState,
+    ctx: &StepCtx<'_>,
+    call: &ToolCall,
+    result: Result<String, ToolError>,
+    failure: Option<crate::state::memory::Failure>,
     out: &mut Out,
 ) {
     let tool = call.name.clone();
@@ -465,6 +491,9 @@ pub fn tool_done(
         }
     };
     record_result(state, ctx, call, ok, content);
+    if reflect::after_result(state, failure) {
+        return;
+    }
     if !state.queued_calls.is_empty() {
         let next = state.queued_calls.remove(0);
         set_next(
@@ -553,6 +582,7 @@ pub(crate) use crate::types::tokens::grouped;
 
 mod compact;
 mod end;
+mod reflect;
 mod reply;
 pub mod thought;
 

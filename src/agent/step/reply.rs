@@ -85,6 +85,7 @@ pub(super) fn reason_reply(
         Some(control::Control {
             should_continue: false,
             final_answer: None,
+            ..
         }) => set_next(
             state,
             Next::Synthesize {
@@ -117,9 +118,9 @@ pub(super) fn observe_reply(
     out: &mut Out,
 ) {
     let parsed = control::parse(&reply.content);
-    let (should_continue, final_answer) = match &parsed {
-        Some(c) => (c.should_continue, c.final_answer.clone()),
-        None => (true, None),
+    let (should_continue, final_answer, failed) = match &parsed {
+        Some(c) => (c.should_continue, c.final_answer.clone(), c.failed),
+        None => (true, None, false),
     };
     let text = if parsed.is_some() {
         String::new()
@@ -143,8 +144,21 @@ pub(super) fn observe_reply(
                 why: SynthesisReason::Ready,
             },
         ),
+        (true, _) if failed && reflect::reflect_on(state, last_call(state).map(judged)) => {}
         (true, _) => set_next(state, Next::Reason),
     }
+}
+
+/// The last tool call of the run.
+fn last_call(state: &SessionState) -> Option<ToolCall> {
+    state.trajectory.iter().rev().find_map(|e| match &e.item {
+        Item::ToolCall { call } => Some(call.clone()),
+        _ => None,
+    })
+}
+
+fn judged(call: ToolCall) -> crate::state::memory::Failure {
+    crate::agent::reflexion::judged_failure(&call)
 }
 
 pub(super) fn synthesis_reply(

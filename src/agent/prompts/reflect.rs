@@ -1,0 +1,80 @@
+//! The reflection call's prompt (the conversation, then what failed and the relevant
+//! reflections of the session's episodic memory) and the note a stored reflection adds to
+//! the conversation for the retry. Pure: no browser access.
+
+use serde_json::Value;
+
+use super::{builtin, grounded, strings, Builtin};
+use crate::agent::context::Fit;
+use crate::agent::reflexion;
+use crate::agent::template::TemplateError;
+use crate::llm::{ChatRequest, JsonSchemaFormat};
+use crate::state::memory::{Failure, Reflection};
+use crate::state::SessionState;
+
+/// The reflection call on `failure` (the conversation shrunk by `fit`, then the grounding
+/// and the instruction): no tools; JSON output constrained to [`reflexion::schema`] when the
+/// run asks for constrained output.
+pub fn reflect(
+    state: &SessionState,
+    failure: &Failure,
+    fit: &Fit,
+) -> Result<ChatRequest, TemplateError> {
+    let templates = builtin()?;
+    let mut context = strings(&[
+        ("tool", &failure.call.name),
+        ("arguments", &failure.call.arguments),
+        ("error_type", &failure.error_type),
+        ("error", &failure.error),
+    ]);
+    let earlier: Vec<Value> = state
+        .memory
+        .relevant(&failure.call.name, &failure.error_type)
+        .map(|r| Value::String(format!("- {}", line(r))))
+        .collect();
+    let mut sections = vec!["instruction"];
+    if !earlier.is_empty() {
+        context.insert("earlier".into(), Value::Array(earlier));
+        sections.push("earlier");
+    }
+    let instruction = templates.reflect.render(&context, &sections)?;
+    Ok(ChatRequest {
+        messages: grounded(state, templates, fit, Some(instruction))?,
+        tools: Vec::new(),
+        response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
+            name: reflexion::SCHEMA_NAME.into(),
+            schema: reflexion::schema(),
+        }),
+        max_tokens: super::reply_cap(state, fit),
+        stream: false,
+    })
+}
+
+/// One remembered reflection on a line.
+fn line(r: &Reflection) -> String {
+    format!(
+        "{} ({}): {} Suggested fix: {}",
+        r.tool, r.error_type, r.analysis, r.suggested_fix
+    )
+}
+
+/// The user message a reflection adds after the failed result: the analysis and the fix,
+/// and with `alternative` the request for another approach.
+pub(super) fn note(
+    templates: &Builtin,
+    reflection: &Reflection,
+    alternative: bool,
+) -> Result<String, TemplateError> {
+    let context = strings(&[
+        ("tool", &reflection.tool),
+        ("error_type", &reflection.error_type),
+        ("analysis", &reflection.analysis),
+        ("suggested_fix", &reflection.suggested_fix),
+    ]);
+    let sections: &[&str] = if alternative {
+        &["note", "alternative"]
+    } else {
+        &["note"]
+    };
+    templates.reflect.render(&context, sections)
+}

@@ -1,0 +1,28 @@
+# template reflect
+- {{tool}}: string
+- {{arguments}}: string
+- {{error_type}}: string
+- {{error}}: string
+- {{earlier}}: list
+- {{analysis}}: string
+- {{suggested_fix}}: string
+
+<section name="instruction" optional>
+Your call to {{tool}} with the arguments {{arguments}} failed ({{error_type}}): {{error}}
+Before you try again, reflect on this failure. Reply with only a JSON object: {"error_type": "<a short name for the kind of error>", "analysis": "<why the call failed>", "suggested_fix": "<what to do differently in the next call>"}.
+</section>
+
+<section name="earlier" optional>
+
+Reflections on earlier failures of the same tool or of the same kind:
+{{earlier}}
+</section>
+
+<section name="note" optional>
+Reflection on the failed call to {{tool}} ({{error_type}}): {{analysis}} Suggested fix: {{suggested_fix}}
+</section>
+
+<section name="alternative" optional>
+
+This kind of failure happened before, or the call was repeated: do not make the same call again. Take an alternative approach: another tool, or other arguments.
+</section>
