@@ -111,12 +111,15 @@ const diagnostics = (from = 0) => `server requests:\n${llm.ledger(from)}\n${kl.r
 const json = (value) => ({ content: JSON.stringify(value), json: true });
 const control = (finalAnswer) => json({ should_continue: finalAnswer === null, final_answer: finalAnswer });
 
+/** Every request ends with the grounding, whose goal repeats the question. */
+const isGrounding = (m) => m.role === 'user' && String(m.content ?? '').startsWith('Grounding (kept by KnowledgeLens');
+
 /** The tool messages after the last message that carries `marker` (the current question). */
 function toolMessagesAfter(body, marker) {
   const messages = body?.messages ?? [];
   let at = -1;
   messages.forEach((m, i) => {
-    if (m.role === 'user' && String(m.content ?? '').includes(marker)) at = i;
+    if (m.role === 'user' && !isGrounding(m) && String(m.content ?? '').includes(marker)) at = i;
   });
   return at < 0 ? [] : messages.slice(at + 1).filter((m) => m.role === 'tool');
 }
@@ -252,7 +255,8 @@ test('a tool that fails twice is reflected on, and the fix fed back leads to a d
     },
     observe: (body) => {
       const last = (body.messages ?? []).filter((m) => m.role === 'tool').at(-1);
-      const read = /^\[p\d+/.test(String(last?.content ?? '').trim());
+      // A page tool's result reaches the model inside the run's fence.
+      const read = /^(<page-[0-9a-f]+>\s*)?\[p\d+/.test(String(last?.content ?? '').trim());
       return control(read ? REFLECTED_ANSWER : null);
     },
     reflection: () => {

@@ -36,7 +36,7 @@ pub(super) fn fit(
         return Ok(Fitted::Send(request));
     };
     let tokens = context::request_tokens(&request);
-    if tokens > threshold && may_compact && worth_compacting(state, tokens)? {
+    if tokens > threshold && may_compact && worth_compacting(state)? {
         return Ok(Fitted::Compact);
     }
     if tokens <= limit {
@@ -56,8 +56,9 @@ pub(super) fn fit(
 }
 
 /// Whether the older history (with the summary so far) is at least
-/// [`context::MIN_OLDER_SHARE_PCT`] of a request of `tokens`.
-fn worth_compacting(state: &SessionState, tokens: u64) -> Result<bool, TemplateError> {
+/// [`context::MIN_OLDER_SHARE_PCT`] of the context (the messages; tool definitions and the
+/// reply cap are no part of it).
+fn worth_compacting(state: &SessionState) -> Result<bool, TemplateError> {
     let Some(older) = context::older(state) else {
         return Ok(false);
     };
@@ -65,7 +66,7 @@ fn worth_compacting(state: &SessionState, tokens: u64) -> Result<bool, TemplateE
     let mut without = state.clone();
     without.compaction = Some(context::compacted(state, older, String::new(), false));
     let older_tokens = before.saturating_sub(prompts::context_tokens(&without)?);
-    Ok(older_tokens * 100 >= tokens * context::MIN_OLDER_SHARE_PCT)
+    Ok(older_tokens * 100 >= before * context::MIN_OLDER_SHARE_PCT)
 }
 
 /// Goes to the compaction phase, then on with `resume` (its attempts kept).
