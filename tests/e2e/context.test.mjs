@@ -297,6 +297,12 @@ test('a tool that fails twice is reflected on, and the fix fed back leads to a d
   assert.equal(calls.length, 3, `two failed calls and one different call: ${calls.join('\n')}`);
   assert.ok(calls[2].includes('800'), `the third call is not the different one: ${calls[2]}`);
   assert.equal(done.answerText, REFLECTED_ANSWER, diagnostics(from));
+  // The Steps view lists the reflections with their fix.
+  const toggle = popup.getByRole('button', { name: 'Steps', exact: true });
+  if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+  const steps = await popup.getByRole('region', { name: 'Steps', exact: true }).innerText();
+  assert.ok(steps.includes('Reflection') && steps.includes(FIXES[1]), `the Steps view shows no reflection:\n${steps}`);
+  await screenshot(popup, 'popup-context-reflection.png');
   assert.deepEqual(llm.chatRequests.slice(from).filter((r) => r.unexpected || r.refused).map((r) => r.kind), [],
     diagnostics(from));
   await page.close();
