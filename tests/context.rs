@@ -521,3 +521,65 @@ fn a_too_long_answer_compacts_and_the_retry_succeeds() {
     assert!(retried * 100 <= refused * 75, "{refused} -> {retried}");
     assert_eq!(state.step, 1, "the retry is the same step");
 }
+
+#[test]
+fn a_provider_counting_more_than_the_estimate_makes_later_requests_smaller() {
+    // The first reply reports 180% of the estimated prompt (a tokenizer that splits this
+    // text finer than o200k_base): later requests are sized with that count, so the page
+    // excerpt is cut where the estimate alone would have sent it whole.
+    let mut state = session(&Session {
+        window: 4_096,
+        page_chars: 40_000,
+        turns: 0,
+        answer_chars: 0,
+        steps: 0,
+        result_chars: 0,
+    });
+    let llm = ResponderLlm::new(|request: &ChatRequest, n| {
+        let estimate = knowledgelens::agent::executor::estimate(request);
+        let usage = Some(knowledgelens::llm::Usage {
+            input: estimate * 18 / 10,
+            output: 20,
+        });
+        let reply = match (n, RequestKind::of(request)) {
+            (1, RequestKind::Reason) => knowledgelens::llm::ChatResponse {
+                content: "Reading on.".into(),
+                tool_calls: vec![ToolCall {
+                    id: "r1".into(),
+                    name: "read_page".into(),
+                    arguments: "{\"offset\": 3000, \"max_chars\": 1500}".into(),
+                }],
+                usage,
+                ..Default::default()
+            },
+            (2, RequestKind::Observe) => knowledgelens::llm::ChatResponse {
+                content:
+                    r#"{"should_continue": false, "final_answer": "In 1790.", "failed": false}"#
+                        .into(),
+                usage,
+                ..Default::default()
+            },
+            other => panic!("unexpected call {other:?}"),
+        };
+        Reply::Raw(reply)
+    });
+    drive(&llm, &mut state);
+    assert_eq!(state.status, RunStatus::Completed, "{:?}", state.error);
+    assert!(
+        (179..=180).contains(&state.prompt_scale_pct),
+        "{}",
+        state.prompt_scale_pct
+    );
+    let requests = llm.requests.borrow();
+    let limit = 4_096 * 9 / 10;
+    let excerpt = |r: &ChatRequest| r.messages[1].content.chars().count();
+    // Unscaled, the second request would have fitted with the whole excerpt...
+    let mut whole = state.clone();
+    whole.prompt_scale_pct = 0;
+    let unscaled = prompts::observe(&whole, &Fit::NONE).unwrap();
+    assert!(context::request_tokens(&unscaled) <= limit);
+    // ...scaled, it did not, so the excerpt was cut; and what was sent fits either way.
+    assert!(context::window_use(&state, &unscaled) > limit);
+    assert!(excerpt(&requests[1]) < excerpt(&requests[0]));
+    assert!(context::window_use(&state, &requests[1]) <= limit);
+}

@@ -54,6 +54,20 @@ pub fn request_tokens(request: &ChatRequest) -> u64 {
     estimate_request_tokens(request) + schema + names + u64::from(request.max_tokens.unwrap_or(0))
 }
 
+/// Most a provider's reported usage may scale the estimates up (percent).
+pub const MAX_SCALE_PCT: u32 = 200;
+
+/// The tokens a request takes from the window as this run counts them: the estimate of its
+/// prompt scaled up by what the provider reported for the run's last call when that was
+/// more than estimated (the provider's tokenizer is the truth; an under-count is what
+/// overflows), plus the reply it allows.
+pub fn window_use(state: &SessionState, request: &ChatRequest) -> u64 {
+    let reply = u64::from(request.max_tokens.unwrap_or(0));
+    let prompt = request_tokens(request) - reply;
+    let scale = u64::from(state.prompt_scale_pct.clamp(100, MAX_SCALE_PCT));
+    prompt * scale / 100 + reply
+}
+
 /// The most tokens a request of this run may take (`None`: the window is unknown).
 pub fn limit(state: &SessionState) -> Option<u64> {
     let window = u64::from(state.config.context_window);

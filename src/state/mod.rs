@@ -23,6 +23,10 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 /// Most answers to `request_input` a session keeps for the grounding.
 pub const MAX_KEPT_ANSWERS: usize = 10;
 
@@ -309,6 +313,10 @@ pub struct SessionState {
     /// The selection this run explains (`None`: a question).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<crate::types::Selection>,
+    /// The provider's reported prompt tokens of the run's last call, as a percent of the
+    /// estimate (0: nothing reported yet): scales later estimates up (`agent::context`).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub prompt_scale_pct: u32,
     /// The session's compacted history, if it was compacted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<Compaction>,
@@ -366,6 +374,7 @@ impl SessionState {
             last_prompt_tokens: 0,
             nonce: String::new(),
             selection: None,
+            prompt_scale_pct: 0,
             compaction: None,
             kept_answers: Vec::new(),
             overflow_limit: 0,

@@ -35,7 +35,7 @@ pub(super) fn fit(
     else {
         return Ok(Fitted::Send(request));
     };
-    let tokens = context::request_tokens(&request);
+    let tokens = context::window_use(state, &request);
     if tokens > threshold && may_compact && worth_compacting(state)? {
         return Ok(Fitted::Compact);
     }
@@ -44,7 +44,7 @@ pub(super) fn fit(
     }
     for fit in Fit::ladder(state) {
         let shrunk = build(&fit)?;
-        if context::request_tokens(&shrunk) <= limit {
+        if context::window_use(state, &shrunk) <= limit {
             return Ok(Fitted::Send(shrunk));
         }
     }
@@ -143,7 +143,7 @@ pub(super) fn plan_compact(
                 }
             };
             let estimate = executor::estimate(&request);
-            if context::request_tokens(&request) <= limit
+            if context::window_use(state, &request) <= limit
                 && executor::budget_allows(state, estimate)
             {
                 return Action::Model(ModelCall {
@@ -204,7 +204,7 @@ pub(super) fn after_too_long(
     call: &ModelCall,
     err: &LlmError,
 ) -> bool {
-    let refused = context::request_tokens(&call.request);
+    let refused = context::window_use(state, &call.request);
     if err.kind != LlmErrorKind::ContextTooLong
         || state.overflow_limit > 0
         || state.phase.is_some()
@@ -241,7 +241,7 @@ fn apply(state: &mut SessionState, ctx: &StepCtx<'_>, older: Older, summary: Opt
         .tools
         .offered(None, has_page_text(state), has_selection(state));
     let overhead = prompts::reason(state, tools, &Fit::NONE)
-        .map_or(0, |r| context::request_tokens(&r).saturating_sub(before));
+        .map_or(0, |r| context::window_use(state, &r).saturating_sub(before));
     let threshold = context::compact_threshold(state).unwrap_or(u64::MAX);
     let enough = |after: u64| {
         after * 100 <= before * context::MAX_REMAINING_PCT && after + overhead <= threshold

@@ -5,9 +5,9 @@
 //! [`Action`] a state asks for and saves after every transition.
 
 use crate::agent::executor::{self, RetryPolicy};
-use crate::agent::prompts;
 use crate::agent::template::TemplateError;
 use crate::agent::{citations, control};
+use crate::agent::{context, prompts};
 use crate::state::trajectory::{ErrorInfo, Item};
 use crate::state::{
     Next, PendingInput, PhaseRun, RunStatus, SessionState, StopReason, SynthesisReason, ToolOutcome,
@@ -438,6 +438,12 @@ pub fn after_reply(
     state.usage.output += used.output;
     if call.purpose != Purpose::Compact {
         state.last_prompt_tokens = used.input;
+    }
+    if reply.usage.is_some() && call.estimate > 0 {
+        // The provider counted this prompt: later estimates lean on its count.
+        state.prompt_scale_pct = u32::try_from(used.input.saturating_mul(100) / call.estimate)
+            .unwrap_or(u32::MAX)
+            .min(context::MAX_SCALE_PCT);
     }
     check_warning(state, out);
     match call.purpose {
