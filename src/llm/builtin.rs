@@ -8,7 +8,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ChatMessage, ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolSpec};
+use super::{
+    ChatMessage, ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolSpec, Usage,
+};
 
 /// What `LanguageModel.availability()` reports, or that there is no Prompt API at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,12 +242,89 @@ pub fn failure(name: &str, message: &str) -> LlmError {
     let kind = match name {
         "AbortError" => LlmErrorKind::Timeout,
         "NotSupportedError" | "NotAllowedError" | "InvalidStateError" => LlmErrorKind::Unavailable,
-        "QuotaExceededError" => return super::doctor::builtin_context_too_long(detail),
+        "QuotaExceededError" => return super::doctor::builtin_context_too_long(detail, None),
         _ => LlmErrorKind::Server,
     };
     let mut e = LlmError::new(kind, format!("Chrome's built-in model failed: {message}"));
     e.detail = Some(detail);
     e
+}
+
+/// A token count the Prompt API reported (a JS number), if it is one: finite and not
+/// negative. `Infinity` (a window without a limit) and `NaN` are not counts.
+pub fn token_count(value: f64) -> Option<u64> {
+    // The cast saturates at u64::MAX; counts are integers, so nothing is rounded away.
+    (value.is_finite() && value >= 0.0).then(|| value.round() as u64)
+}
+
+/// The session's context accounting before the prompt, from the Prompt API: how many tokens
+/// the session already holds (`session.contextUsage`: its initial prompts) and how many the
+/// prompt will add (`session.measureContextUsage(prompt, {responseConstraint})`).
+/// Sources: <https://developer.mozilla.org/en-US/docs/Web/API/LanguageModel/contextUsage>,
+/// <https://developer.mozilla.org/en-US/docs/Web/API/LanguageModel/contextWindow>,
+/// <https://developer.mozilla.org/en-US/docs/Web/API/LanguageModel/measureContextUsage>;
+/// older Chrome builds name them `inputUsage`, `inputQuota` and `measureInputUsage`
+/// (the web-platform test `ai/language-model/language-model-prompt.tentative.https.window.js`,
+/// <https://github.com/webmachinelearning/prompt-api/issues/164>).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextCount {
+    /// Tokens in the session before the prompt.
+    pub before: u64,
+    /// Tokens the prompt adds, as measured. The measure includes the model's reply prefix
+    /// (prompt-api issue 164), so it is what `prompt()` itself adds before the reply.
+    pub prompt: u64,
+}
+
+impl ContextCount {
+    /// From the API's numbers: `None` when either is missing or not a count (the caller
+    /// then reports no usage, as for a build without context accounting).
+    pub fn from_api(before: Option<f64>, prompt: Option<f64>) -> Option<Self> {
+        Some(Self {
+            before: token_count(before?)?,
+            prompt: token_count(prompt?)?,
+        })
+    }
+
+    /// The tokens the session needs to take the prompt.
+    pub fn needed(self) -> u64 {
+        self.before.saturating_add(self.prompt)
+    }
+
+    /// Whether the prompt fits the session's window (`contextWindow` as the API reported it;
+    /// missing or `Infinity`: no limit to check). When it does not, the error the API's
+    /// `QuotaExceededError` would give, saying how many tokens it needed of how many, so
+    /// the prompt is never sent.
+    pub fn check(self, window: Option<f64>) -> Result<(), LlmError> {
+        let Some(window) = window.and_then(token_count) else {
+            return Ok(());
+        };
+        if self.needed() <= window {
+            return Ok(());
+        }
+        let message = format!(
+            "the prompt needs {} tokens of the session's {window}-token context window \
+({} already in the session, {} for the prompt)",
+            self.needed(),
+            self.before,
+            self.prompt
+        );
+        Err(super::doctor::builtin_context_too_long(
+            format!("QuotaExceededError: {message}"),
+            Some(window),
+        ))
+    }
+
+    /// The call's usage from the session's `contextUsage` after the reply: the input is
+    /// what the session held plus the prompt, the output is whatever else the session grew
+    /// by (saturating: a reply cannot use fewer than none). `None` when the count after the
+    /// reply is missing.
+    pub fn usage(self, after: Option<f64>) -> Option<Usage> {
+        let after = token_count(after?)?;
+        Some(Usage {
+            input: self.needed(),
+            output: after.saturating_sub(self.needed()),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -349,5 +428,82 @@ mod tests {
         assert_eq!(whole.push("Hello"), "lo");
         assert_eq!(whole.push("Hello there"), " there");
         assert_eq!(whole.finish().content, "Hello there");
+    }
+
+    #[test]
+    fn token_counts_are_finite_non_negative_numbers() {
+        assert_eq!(token_count(12.0), Some(12));
+        assert_eq!(token_count(0.0), Some(0));
+        assert_eq!(token_count(f64::INFINITY), None);
+        assert_eq!(token_count(f64::NAN), None);
+        assert_eq!(token_count(-1.0), None);
+    }
+
+    #[test]
+    fn the_context_count_needs_every_number() {
+        assert_eq!(
+            ContextCount::from_api(Some(40.0), Some(7.0)),
+            Some(ContextCount {
+                before: 40,
+                prompt: 7
+            })
+        );
+        assert_eq!(ContextCount::from_api(None, Some(7.0)), None);
+        assert_eq!(ContextCount::from_api(Some(40.0), None), None);
+        assert_eq!(ContextCount::from_api(Some(f64::NAN), Some(7.0)), None);
+    }
+
+    #[test]
+    fn usage_splits_the_sessions_growth_into_input_and_output() {
+        let count = ContextCount {
+            before: 40,
+            prompt: 7,
+        };
+        assert_eq!(
+            count.usage(Some(60.0)),
+            Some(Usage {
+                input: 47,
+                output: 13
+            })
+        );
+        // A session that grew by less than the measure (the measure counted a reply
+        // prefix the session did not keep) reports no output, never a wrapped count.
+        assert_eq!(
+            count.usage(Some(45.0)),
+            Some(Usage {
+                input: 47,
+                output: 0
+            })
+        );
+        assert_eq!(count.usage(None), None);
+        assert_eq!(count.usage(Some(f64::INFINITY)), None);
+    }
+
+    #[test]
+    fn a_prompt_over_the_window_is_refused_with_what_it_needed() {
+        let count = ContextCount {
+            before: 40,
+            prompt: 7,
+        };
+        assert!(count.check(Some(47.0)).is_ok());
+        assert!(count.check(Some(f64::INFINITY)).is_ok());
+        assert!(count.check(None).is_ok());
+        let err = count.check(Some(46.0)).expect_err("over the window");
+        assert_eq!(err.kind, LlmErrorKind::ContextTooLong);
+        let detail = err.detail.as_deref().unwrap_or_default();
+        assert!(detail.starts_with("QuotaExceededError: "), "{detail}");
+        assert!(
+            detail.contains("needs 47 tokens of the session's 46-token"),
+            "{detail}"
+        );
+        assert!(err.message.contains("(46 tokens)"), "{}", err.message);
+        // The same kind and remedy as the API's own QuotaExceededError.
+        let thrown = failure("QuotaExceededError", "The input is too large.");
+        assert_eq!(thrown.kind, err.kind);
+        assert!(
+            err.message.ends_with("Start a new conversation."),
+            "{}",
+            err.message
+        );
     }
 }

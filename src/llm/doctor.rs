@@ -256,13 +256,17 @@ pub fn reported_window(detail: &str) -> Option<u64> {
     })
 }
 
-/// A request Chrome's built-in model refused as too long for its context window.
-pub fn builtin_context_too_long(detail: String) -> LlmError {
+/// A request Chrome's built-in model refused as too long for its context window: `window`
+/// is the session's window in tokens when the Prompt API reported it.
+pub fn builtin_context_too_long(detail: String, window: Option<u64>) -> LlmError {
     let config = ProviderConfig {
         provider: Provider::ChromeBuiltin,
         ..Default::default()
     };
-    let mut e = LlmError::new(LlmErrorKind::ContextTooLong, context_message(&config, None));
+    let mut e = LlmError::new(
+        LlmErrorKind::ContextTooLong,
+        context_message(&config, window),
+    );
     e.detail = Some(detail);
     e
 }

@@ -2,7 +2,12 @@
 //! `LanguageModel`, looked up at call time so tests can install a stand-in). Nothing leaves
 //! the machine. The request mapping is pure ([`crate::llm::builtin`]); this file only calls
 //! the API: `availability()`, `create({initialPrompts})`, `prompt` / `promptStreaming`, and
-//! `destroy()` plus an abort when the call is dropped (Stop, a timeout).
+//! `destroy()` plus an abort when the call is dropped (Stop, a timeout), and the session's
+//! context accounting (`contextUsage`, `contextWindow`, `measureContextUsage`, or their older
+//! names `inputUsage`, `inputQuota`, `measureInputUsage`; sources in
+//! [`crate::llm::builtin::ContextCount`]) to refuse a prompt that cannot fit and to report
+//! the model's own token usage. Without those members the usage is left to the engine's
+//! estimate.
 
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
@@ -11,7 +16,7 @@ use wasm_bindgen::JsValue;
 use web_sys::AbortController;
 
 use super::interop::{call, object, to_js, JsError};
-use crate::llm::builtin::{plan, Availability, StreamText};
+use crate::llm::builtin::{plan, Availability, ContextCount, StreamText};
 use crate::llm::{doctor, ChatRequest, ChatResponse, LlmError};
 use crate::ports::LlmClient;
 
@@ -88,6 +93,34 @@ impl Drop for SessionGuard {
     }
 }
 
+/// The session's tokens so far: `contextUsage`, or `inputUsage` in older Chrome builds.
+const USAGE: [&str; 2] = ["contextUsage", "inputUsage"];
+/// The session's context window: `contextWindow`, or `inputQuota` in older Chrome builds.
+const WINDOW: [&str; 2] = ["contextWindow", "inputQuota"];
+/// What a prompt would add: `measureContextUsage`, or `measureInputUsage` in older builds.
+const MEASURE: [&str; 2] = ["measureContextUsage", "measureInputUsage"];
+
+/// A number the session reports under its current name, else under its older one.
+fn session_number(session: &JsValue, names: [&str; 2]) -> Option<f64> {
+    names.iter().find_map(|name| {
+        Reflect::get(session, &JsValue::from_str(name))
+            .ok()?
+            .as_f64()
+    })
+}
+
+/// The tokens `prompt` would add to the session with these prompt options, or `None` when
+/// the session cannot measure (no such method, or the measuring call throws).
+async fn measure(session: &JsValue, prompt: &JsValue, options: &JsValue) -> Option<f64> {
+    let name = MEASURE.into_iter().find(|name| {
+        Reflect::get(session, &JsValue::from_str(name)).is_ok_and(|f| f.is_function())
+    })?;
+    call(session, name, &[prompt.clone(), options.clone()])
+        .await
+        .ok()?
+        .as_f64()
+}
+
 fn failed(err: JsError) -> LlmError {
     crate::llm::builtin::failure(&err.name, &err.message)
 }
@@ -129,14 +162,20 @@ async fn complete(
         abort: Some(controller),
     };
     let prompt = JsValue::from_str(&plan.prompt);
-    let response = if request.stream {
-        let stream = call(
-            &session,
-            "promptStreaming",
-            &[prompt, prompt_options.into()],
-        )
-        .await
-        .map_err(failed)?;
+    let prompt_options: JsValue = prompt_options.into();
+    // Measured after the guard exists: a dropped call aborts the measure (same signal)
+    // and destroys the session, and a refused prompt destroys it too.
+    let count = ContextCount::from_api(
+        session_number(&session, USAGE),
+        measure(&session, &prompt, &prompt_options).await,
+    );
+    if let Some(count) = count {
+        count.check(session_number(&session, WINDOW))?;
+    }
+    let mut response = if request.stream {
+        let stream = call(&session, "promptStreaming", &[prompt, prompt_options])
+            .await
+            .map_err(failed)?;
         let reader = call(&stream, "getReader", &[]).await.map_err(failed)?;
         let mut text = StreamText::new();
         loop {
@@ -158,7 +197,7 @@ async fn complete(
         }
         text.finish()
     } else {
-        let reply = call(&session, "prompt", &[prompt, prompt_options.into()])
+        let reply = call(&session, "prompt", &[prompt, prompt_options])
             .await
             .map_err(failed)?;
         let mut text = StreamText::new();
@@ -168,6 +207,7 @@ async fn complete(
         }
         text.finish()
     };
+    response.usage = count.and_then(|c| c.usage(session_number(&session, USAGE)));
     drop(guard);
     Ok(response)
 }
