@@ -12,40 +12,45 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("types", &[]),
     ("ports", &["types"]),
     ("llm", &["types", "ports"]),
+    ("search", &["types", "ports"]),
     ("tools", &["types", "ports"]),
     ("state", &["types", "ports", "tools"]),
-    ("settings", &["types", "ports", "llm", "state"]),
-    ("agent", &["types", "ports", "llm", "tools", "state"]),
+    ("settings", &["types", "ports", "llm", "search", "state"]),
+    (
+        "agent",
+        &["types", "ports", "llm", "search", "tools", "state"],
+    ),
     (
         "protocol",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent",
         ],
     ),
     (
         "service",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent", "protocol",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
         ],
     ),
     (
         "testing",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent", "protocol", "service",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "service",
         ],
     ),
     (
         "bench",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent", "protocol", "service",
-            "testing",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "service", "testing",
         ],
     ),
     (
         "web",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent", "protocol", "service",
-            "bench",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "service", "bench",
         ],
     ),
 ];
@@ -176,5 +181,5 @@ fn the_scanner_sees_grouped_and_inline_paths_and_skips_tests() {
         "use crate::{agent::Engine, llm};\nfn f() { crate::state::save(); }\n// crate::web\n#[cfg(test)]\nmod tests {\n    use crate::testing::X;\n}\n",
     );
     let used: Vec<String> = used_modules(&code).into_iter().collect();
-    assert_eq!(used, ["agent", "llm", "state"]);
+    assert_eq!(used, ["agent", "llm", "search", "state"]);
 }

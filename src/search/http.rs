@@ -1,0 +1,154 @@
+//! [`HttpSearch`]: the [`SearchClient`] that sends a provider's requests over any
+//! [`HttpClient`], each with a whole-request deadline read from the [`Clock`] port (the
+//! HTTP port has no timeout of its own), and hands the bodies to the provider's parser.
+
+use std::rc::Rc;
+
+use futures::future::{self, Either, LocalBoxFuture};
+use futures::FutureExt;
+
+use super::{brave, searxng, tavily, wikipedia, SearchConfig, SearchProvider};
+use crate::ports::{
+    read_body_to_string, Clock, HttpClient, HttpRequest, SearchClient, SearchQuery,
+};
+use crate::types::{SearchError, SearchResult};
+
+/// The deadline of one search request, from sending it to the end of its body.
+pub const DEADLINE_MS: u64 = 20_000;
+
+/// The largest body read; a longer (or endless) one is cut here, and then fails to parse.
+const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// A [`SearchClient`] for `config`'s provider over `http`.
+pub struct HttpSearch {
+    http: Rc<dyn HttpClient>,
+    clock: Rc<dyn Clock>,
+    config: SearchConfig,
+    deadline_ms: u64,
+}
+
+impl HttpSearch {
+    /// A client for `config`, with the [`DEADLINE_MS`] deadline per request.
+    pub fn new(http: Rc<dyn HttpClient>, clock: Rc<dyn Clock>, config: SearchConfig) -> Self {
+        Self {
+            http,
+            clock,
+            config,
+            deadline_ms: DEADLINE_MS,
+        }
+    }
+
+    /// Overrides the per-request deadline.
+    #[must_use]
+    pub fn with_deadline_ms(mut self, ms: u64) -> Self {
+        self.deadline_ms = ms;
+        self
+    }
+
+    /// The settings this client uses.
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// Sends `request` and returns the success body, or the provider's reading of an error
+    /// status (`on_status`), all within the deadline.
+    async fn fetch(
+        &self,
+        request: HttpRequest,
+        on_status: impl Fn(u16, &str) -> SearchError,
+    ) -> Result<String, SearchError> {
+        let label = self.config.provider.label();
+        let exchange = async {
+            let mut response = self
+                .http
+                .send(request)
+                .await
+                .map_err(|e| SearchError::network(label, &e.message))?;
+            let body = read_body_to_string(response.body.as_mut(), BODY_LIMIT)
+                .await
+                .map_err(|e| SearchError::network(label, &e.message))?;
+            if (200..300).contains(&response.status) {
+                Ok(body)
+            } else {
+                Err(on_status(response.status, &body))
+            }
+        };
+        let deadline = self.clock.sleep(self.deadline_ms);
+        match future::select(Box::pin(exchange), deadline).await {
+            Either::Left((outcome, _)) => outcome,
+            Either::Right(_) => Err(SearchError::timeout(label, self.deadline_ms)),
+        }
+    }
+
+    async fn run(&self, query: &SearchQuery) -> Result<Vec<SearchResult>, SearchError> {
+        if let Some(problem) = self.config.problem() {
+            return Err(problem);
+        }
+        let config = &self.config;
+        let (text, limit) = (query.text.as_str(), query.limit);
+        match config.provider {
+            SearchProvider::Wikipedia => self.wikipedia(query).await,
+            SearchProvider::Searxng => {
+                let base = config.base_or("");
+                let body = self
+                    .fetch(searxng::build_request(config, text), |status, body| {
+                        searxng::parse_error(&base, status, body)
+                    })
+                    .await?;
+                searxng::parse_response(&body, limit)
+            }
+            SearchProvider::Brave => {
+                let body = self
+                    .fetch(
+                        brave::build_request(config, text, limit),
+                        brave::parse_error,
+                    )
+                    .await?;
+                brave::parse_response(&body, limit)
+            }
+            SearchProvider::Tavily => {
+                let body = self
+                    .fetch(
+                        tavily::build_request(config, text, limit),
+                        tavily::parse_error,
+                    )
+                    .await?;
+                tavily::parse_response(&body, limit)
+            }
+        }
+    }
+
+    /// Two requests: the hits, then the plain-text intros of the pages kept. Without the
+    /// intros (the second request failed) the snippets serve as content.
+    async fn wikipedia(&self, query: &SearchQuery) -> Result<Vec<SearchResult>, SearchError> {
+        let site = wikipedia::Site::new(&self.config, query.language.as_deref());
+        let body = self
+            .fetch(
+                site.search_request(&query.text, query.limit),
+                wikipedia::parse_error,
+            )
+            .await?;
+        let hits = wikipedia::parse_search(&site, &body, query.limit)?;
+        if hits.is_empty() {
+            return Ok(hits);
+        }
+        let titles: Vec<&str> = hits.iter().map(|h| h.title.as_str()).collect();
+        let extracts = self
+            .fetch(site.extracts_request(&titles), wikipedia::parse_error)
+            .await
+            .and_then(|body| wikipedia::parse_extracts(&body));
+        Ok(match extracts {
+            Ok(extracts) => wikipedia::with_extracts(hits, &extracts),
+            Err(_) => hits,
+        })
+    }
+}
+
+impl SearchClient for HttpSearch {
+    fn search<'a>(
+        &'a self,
+        query: &'a SearchQuery,
+    ) -> LocalBoxFuture<'a, Result<Vec<SearchResult>, SearchError>> {
+        self.run(query).boxed_local()
+    }
+}
