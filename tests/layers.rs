@@ -181,5 +181,5 @@ fn the_scanner_sees_grouped_and_inline_paths_and_skips_tests() {
         "use crate::{agent::Engine, llm};\nfn f() { crate::state::save(); }\n// crate::web\n#[cfg(test)]\nmod tests {\n    use crate::testing::X;\n}\n",
     );
     let used: Vec<String> = used_modules(&code).into_iter().collect();
-    assert_eq!(used, ["agent", "llm", "search", "state"]);
+    assert_eq!(used, ["agent", "llm", "state"]);
 }

@@ -16,6 +16,9 @@ use crate::types::{SearchError, SearchResult};
 /// The deadline of one search request, from sending it to the end of its body.
 pub const DEADLINE_MS: u64 = 20_000;
 
+/// A provider's response parser: the body and the result limit.
+type Parse = fn(&str, usize) -> Result<Vec<SearchResult>, SearchError>;
+
 /// The largest body read; a longer (or endless) one is cut here, and then fails to parse.
 const BODY_LIMIT: usize = 2 * 1024 * 1024;
 
@@ -51,12 +54,8 @@ impl HttpSearch {
     }
 
     /// Sends `request` and returns the success body, or the provider's reading of an error
-    /// status (`on_status`), all within the deadline.
-    async fn fetch(
-        &self,
-        request: HttpRequest,
-        on_status: impl Fn(u16, &str) -> SearchError,
-    ) -> Result<String, SearchError> {
+    /// status, all within the deadline.
+    async fn fetch(&self, request: HttpRequest) -> Result<String, SearchError> {
         let label = self.config.provider.label();
         let exchange = async {
             let mut response = self
@@ -70,7 +69,7 @@ impl HttpSearch {
             if (200..300).contains(&response.status) {
                 Ok(body)
             } else {
-                Err(on_status(response.status, &body))
+                Err(self.status_error(response.status, &body))
             }
         };
         let deadline = self.clock.sleep(self.deadline_ms);
@@ -86,35 +85,32 @@ impl HttpSearch {
         }
         let config = &self.config;
         let (text, limit) = (query.text.as_str(), query.limit);
-        match config.provider {
-            SearchProvider::Wikipedia => self.wikipedia(query).await,
-            SearchProvider::Searxng => {
-                let base = config.base_or("");
-                let body = self
-                    .fetch(searxng::build_request(config, text), |status, body| {
-                        searxng::parse_error(&base, status, body)
-                    })
-                    .await?;
-                searxng::parse_response(&body, limit)
-            }
-            SearchProvider::Brave => {
-                let body = self
-                    .fetch(
-                        brave::build_request(config, text, limit),
-                        brave::parse_error,
-                    )
-                    .await?;
-                brave::parse_response(&body, limit)
-            }
-            SearchProvider::Tavily => {
-                let body = self
-                    .fetch(
-                        tavily::build_request(config, text, limit),
-                        tavily::parse_error,
-                    )
-                    .await?;
-                tavily::parse_response(&body, limit)
-            }
+        let (request, parse): (HttpRequest, Parse) = match config.provider {
+            SearchProvider::Wikipedia => return self.wikipedia(query).await,
+            SearchProvider::Searxng => (
+                searxng::build_request(config, text),
+                searxng::parse_response,
+            ),
+            SearchProvider::Brave => (
+                brave::build_request(config, text, limit),
+                brave::parse_response,
+            ),
+            SearchProvider::Tavily => (
+                tavily::build_request(config, text, limit),
+                tavily::parse_response,
+            ),
+        };
+        let body = self.fetch(request).await?;
+        parse(&body, limit)
+    }
+
+    /// The provider's reading of an error status.
+    fn status_error(&self, status: u16, body: &str) -> SearchError {
+        match self.config.provider {
+            SearchProvider::Wikipedia => wikipedia::parse_error(status, body),
+            SearchProvider::Searxng => searxng::parse_error(&self.config.base_or(""), status, body),
+            SearchProvider::Brave => brave::parse_error(status, body),
+            SearchProvider::Tavily => tavily::parse_error(status, body),
         }
     }
 
@@ -123,10 +119,7 @@ impl HttpSearch {
     async fn wikipedia(&self, query: &SearchQuery) -> Result<Vec<SearchResult>, SearchError> {
         let site = wikipedia::Site::new(&self.config, query.language.as_deref());
         let body = self
-            .fetch(
-                site.search_request(&query.text, query.limit),
-                wikipedia::parse_error,
-            )
+            .fetch(site.search_request(&query.text, query.limit))
             .await?;
         let hits = wikipedia::parse_search(&site, &body, query.limit)?;
         if hits.is_empty() {
@@ -134,7 +127,7 @@ impl HttpSearch {
         }
         let titles: Vec<&str> = hits.iter().map(|h| h.title.as_str()).collect();
         let extracts = self
-            .fetch(site.extracts_request(&titles), wikipedia::parse_error)
+            .fetch(site.extracts_request(&titles))
             .await
             .and_then(|body| wikipedia::parse_extracts(&body));
         Ok(match extracts {

@@ -139,32 +139,24 @@ pub fn encode_component(text: &str) -> String {
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
-/// HTML as plain text: tags removed, the common entities decoded, spaces collapsed.
-/// (Search snippets carry markup such as MediaWiki's `<span class="searchmatch">` and
-/// Brave's `<strong>`.)
+/// HTML as plain text: tags removed (inline markup such as MediaWiki's
+/// `<span class="searchmatch">` and Brave's `<strong>` sits inside words and sentences, so
+/// nothing takes its place), the common entities decoded, spaces collapsed.
 pub fn strip_html(html: &str) -> String {
     let mut text = String::with_capacity(html.len());
     let mut in_tag = false;
     for c in html.chars() {
         match c {
             '<' => in_tag = true,
-            '>' if in_tag => {
-                in_tag = false;
-                text.push(' ');
-            }
+            '>' if in_tag => in_tag = false,
             _ if !in_tag => text.push(c),
             _ => {}
         }
     }
-    let decoded = decode_entities(&text);
-    let words: Vec<&str> = decoded.split_whitespace().collect();
-    // A tag between a word and its punctuation leaves a space before it: take it out.
-    words
+    decode_entities(&text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
         .join(" ")
-        .replace(" ,", ",")
-        .replace(" .", ".")
-        .replace(" ;", ";")
-        .replace(" :", ":")
 }
 
 /// The entities search snippets use (`&amp;` last, so `&amp;lt;` stays `&lt;`).
@@ -246,6 +238,21 @@ pub(crate) fn json_object(
         Err(e) => Err(crate::types::SearchError::malformed(
             provider.label(),
             &format!("not JSON: {e}"),
+        )),
+    }
+}
+
+/// The `results` array of a reply (`[]` when it is not an array); a reply without one is
+/// malformed.
+pub(crate) fn results_of(
+    provider: SearchProvider,
+    value: &Value,
+) -> Result<&[Value], crate::types::SearchError> {
+    match value.get("results") {
+        Some(results) => Ok(results.as_array().map(Vec::as_slice).unwrap_or_default()),
+        None => Err(crate::types::SearchError::malformed(
+            provider.label(),
+            "no \"results\" in the reply",
         )),
     }
 }

@@ -4,7 +4,7 @@
 //! Docs: <https://docs.searxng.org/dev/search_api.html>,
 //! <https://docs.searxng.org/admin/settings/settings_search.html>.
 
-use super::{clamp_limit, encode_component, json_object, result, status_error, str_at};
+use super::{clamp_limit, encode_component, json_object, result, results_of, status_error, str_at};
 use super::{SearchConfig, SearchProvider};
 use crate::ports::HttpRequest;
 use crate::types::{SearchError, SearchResult};
@@ -34,14 +34,9 @@ pub fn parse_error(base: &str, status: u16, body: &str) -> SearchError {
 /// an address repeated by several engines is kept once.
 pub fn parse_response(body: &str, limit: usize) -> Result<Vec<SearchResult>, SearchError> {
     let value = json_object(PROVIDER, body)?;
-    let Some(results) = value.get("results") else {
-        return Err(SearchError::malformed(
-            PROVIDER.label(),
-            "no \"results\" in the reply",
-        ));
-    };
+    let results = results_of(PROVIDER, &value)?;
     let mut kept: Vec<SearchResult> = Vec::new();
-    for r in results.as_array().map(Vec::as_slice).unwrap_or_default() {
+    for r in results {
         let found = result(
             str_at(r, &["title"]),
             str_at(r, &["url"]),

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{clamp_limit, json_object, result, status_error, str_at};
+use super::{clamp_limit, json_object, result, results_of, status_error, str_at};
 use super::{SearchConfig, SearchProvider};
 use crate::ports::HttpRequest;
 use crate::types::{SearchError, SearchResult};
@@ -55,16 +55,8 @@ pub fn parse_error(status: u16, body: &str) -> SearchError {
 /// The first `limit` results.
 pub fn parse_response(body: &str, limit: usize) -> Result<Vec<SearchResult>, SearchError> {
     let value = json_object(PROVIDER, body)?;
-    let Some(results) = value.get("results") else {
-        return Err(SearchError::malformed(
-            PROVIDER.label(),
-            "no \"results\" in the reply",
-        ));
-    };
+    let results = results_of(PROVIDER, &value)?;
     Ok(results
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
         .iter()
         .filter_map(|r: &Value| {
             let content = str_at(r, &["content"]);

@@ -117,9 +117,7 @@ fn reported_error(value: &Value) -> Option<SearchError> {
     let info = str_at(error, &["info"]);
     Some(SearchError::reported(
         PROVIDER.label(),
-        &format!("{code}: {info}")
-            .trim_matches([' ', ':'])
-            .to_string(),
+        format!("{code}: {info}").trim_matches([' ', ':']),
     ))
 }
 

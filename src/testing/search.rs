@@ -34,7 +34,11 @@ impl ScriptedSearch {
 
     /// The texts searched for, in order.
     pub fn texts(&self) -> Vec<String> {
-        self.queries.borrow().iter().map(|q| q.text.clone()).collect()
+        self.queries
+            .borrow()
+            .iter()
+            .map(|q| q.text.clone())
+            .collect()
     }
 }
 
