@@ -56,6 +56,20 @@ fn scripted() -> (Rc<ScriptedHttp>, Rc<dyn HttpClient>) {
     (http, dyn_http)
 }
 
+/// One search of `text` whose server answers its requests with `replies` (status, body) in
+/// order: the peer (with the requests it saw) and the outcome.
+fn answered(
+    config: SearchConfig,
+    text: &str,
+    replies: &[(u16, &str)],
+) -> (Rc<ScriptedHttp>, Result<Vec<SearchResult>, SearchError>) {
+    let (http, dyn_http) = scripted();
+    for (status, body) in replies {
+        http.push(*status, JSON, body);
+    }
+    (http, run(&dyn_http, config, text))
+}
+
 fn seen(http: &ScriptedHttp, i: usize) -> HttpRequest {
     http.seen.borrow()[i].clone()
 }
@@ -96,15 +110,15 @@ fn urls(results: &[SearchResult]) -> Vec<&str> {
 
 #[test]
 fn wikipedia_searches_then_fetches_plain_text_intros_with_anonymous_cors() {
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, &fixture("search/wikipedia", "search.json"));
-    http.push(200, JSON, &fixture("search/wikipedia", "extracts.json"));
-    let results = run(
-        &dyn_http,
+    let (http, outcome) = answered(
         config(SearchProvider::Wikipedia, "", ""),
         "photosynthesis light",
-    )
-    .expect("results");
+        &[
+            (200, &fixture("search/wikipedia", "search.json")),
+            (200, &fixture("search/wikipedia", "extracts.json")),
+        ],
+    );
+    let results = outcome.expect("results");
 
     let search = seen(&http, 0);
     assert_eq!(search.method, "GET");
@@ -225,26 +239,27 @@ fn wikipedia_base_url_is_used_as_is() {
 
 #[test]
 fn wikipedia_no_hits_needs_no_second_request() {
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, &fixture("search/wikipedia", "search_empty.json"));
-    let results = run(
-        &dyn_http,
+    let (http, outcome) = answered(
         config(SearchProvider::Wikipedia, "", ""),
         "qwzxv",
+        &[(200, &fixture("search/wikipedia", "search_empty.json"))],
     );
+    let results = outcome;
     assert_eq!(results, Ok(Vec::new()));
     assert_eq!(http.seen.borrow().len(), 1);
 }
 
 #[test]
 fn wikipedia_api_errors_inside_a_200_are_errors() {
-    let (http, dyn_http) = scripted();
-    http.push(
-        200,
-        JSON,
-        &fixture("search/wikipedia", "error_missing_param.json"),
+    let (_http, outcome) = answered(
+        config(SearchProvider::Wikipedia, "", ""),
+        "x",
+        &[(
+            200,
+            &fixture("search/wikipedia", "error_missing_param.json"),
+        )],
     );
-    let err = run(&dyn_http, config(SearchProvider::Wikipedia, "", ""), "x").expect_err("error");
+    let err = outcome.expect_err("error");
     assert_eq!(err.kind, SearchErrorKind::Status);
     assert!(err.message.contains("missingparam"), "{}", err.message);
     assert!(
@@ -256,13 +271,12 @@ fn wikipedia_api_errors_inside_a_200_are_errors() {
 
 #[test]
 fn wikipedia_rate_limit_page_is_a_retryable_status() {
-    let (http, dyn_http) = scripted();
-    http.push(
-        429,
-        "text/html",
-        &fixture("search/wikipedia", "error_ratelimited.html"),
+    let (_http, outcome) = answered(
+        config(SearchProvider::Wikipedia, "", ""),
+        "x",
+        &[(429, &fixture("search/wikipedia", "error_ratelimited.html"))],
     );
-    let err = run(&dyn_http, config(SearchProvider::Wikipedia, "", ""), "x").expect_err("error");
+    let err = outcome.expect_err("error");
     assert_eq!((err.kind, err.status), (SearchErrorKind::Status, Some(429)));
     assert!(err.is_retryable());
     assert!(err.message.contains("Too many requests"), "{}", err.message);
@@ -271,10 +285,15 @@ fn wikipedia_rate_limit_page_is_a_retryable_status() {
 
 #[test]
 fn wikipedia_keeps_the_snippets_when_the_intros_fail() {
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, &fixture("search/wikipedia", "search.json"));
-    http.push(503, "text/plain", "upstream connect error");
-    let results = run(&dyn_http, config(SearchProvider::Wikipedia, "", ""), "x").expect("hits");
+    let (_http, outcome) = answered(
+        config(SearchProvider::Wikipedia, "", ""),
+        "x",
+        &[
+            (200, &fixture("search/wikipedia", "search.json")),
+            (503, "upstream connect error"),
+        ],
+    );
+    let results = outcome.expect("hits");
     assert_eq!(results.len(), 3);
     assert!(results.iter().all(|r| r.content == r.snippet));
 }
@@ -287,9 +306,12 @@ fn wikipedia_malformed_bodies_are_malformed() {
         "{\"batchcomplete\": true}",
         "",
     ] {
-        let (http, dyn_http) = scripted();
-        http.push(200, JSON, body);
-        let err = run(&dyn_http, config(SearchProvider::Wikipedia, "", ""), "x").expect_err(body);
+        let (_http, outcome) = answered(
+            config(SearchProvider::Wikipedia, "", ""),
+            "x",
+            &[(200, body)],
+        );
+        let err = outcome.expect_err(body);
         assert_eq!(err.kind, SearchErrorKind::Malformed, "{body:?}");
         assert!(!err.is_retryable());
     }
@@ -299,14 +321,12 @@ fn wikipedia_malformed_bodies_are_malformed() {
 
 #[test]
 fn searxng_asks_for_json_and_keeps_one_result_per_address() {
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, &fixture("search/searxng", "search.json"));
-    let results = run(
-        &dyn_http,
+    let (http, outcome) = answered(
         config(SearchProvider::Searxng, "http://127.0.0.1:8888/", ""),
         "c'est la vie & more?",
-    )
-    .expect("results");
+        &[(200, &fixture("search/searxng", "search.json"))],
+    );
+    let results = outcome.expect("results");
     let request = seen(&http, 0);
     assert_eq!(request.method, "GET");
     assert!(
@@ -341,30 +361,23 @@ fn searxng_asks_for_json_and_keeps_one_result_per_address() {
 
 #[test]
 fn searxng_empty_results() {
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, &fixture("search/searxng", "search_empty.json"));
-    let results = run(
-        &dyn_http,
+    let (_http, outcome) = answered(
         config(SearchProvider::Searxng, "http://127.0.0.1:8888", ""),
         "x",
+        &[(200, &fixture("search/searxng", "search_empty.json"))],
     );
+    let results = outcome;
     assert_eq!(results, Ok(Vec::new()));
 }
 
 #[test]
 fn searxng_403_says_how_to_turn_json_on() {
-    let (http, dyn_http) = scripted();
-    http.push(
-        403,
-        "text/html",
-        &fixture("search/searxng", "forbidden.html"),
-    );
-    let err = run(
-        &dyn_http,
+    let (_http, outcome) = answered(
         config(SearchProvider::Searxng, "http://127.0.0.1:8888", ""),
         "x",
-    )
-    .expect_err("403");
+        &[(403, &fixture("search/searxng", "forbidden.html"))],
+    );
+    let err = outcome.expect_err("403");
     assert_eq!(err.kind, SearchErrorKind::JsonDisabled);
     assert_eq!(err.status, Some(403));
     assert!(!err.is_retryable());
@@ -380,29 +393,21 @@ fn searxng_403_says_how_to_turn_json_on() {
 
 #[test]
 fn searxng_rate_limit_and_html_instead_of_json() {
-    let (http, dyn_http) = scripted();
-    http.push(
-        429,
-        "text/plain",
-        &fixture("search/searxng", "too_many_requests.txt"),
-    );
-    let err = run(
-        &dyn_http,
+    let (_http, outcome) = answered(
         config(SearchProvider::Searxng, "http://127.0.0.1:8888", ""),
         "x",
-    )
-    .expect_err("429");
+        &[(429, &fixture("search/searxng", "too_many_requests.txt"))],
+    );
+    let err = outcome.expect_err("429");
     assert!(err.is_retryable());
     assert_eq!(err.detail.as_deref(), Some("Too Many Requests"));
 
-    let (http, dyn_http) = scripted();
-    http.push(200, "text/html", "<!doctype html><title>SearXNG</title>");
-    let err = run(
-        &dyn_http,
+    let (_http, outcome) = answered(
         config(SearchProvider::Searxng, "http://127.0.0.1:8888", ""),
         "x",
-    )
-    .expect_err("html");
+        &[(200, "<!doctype html><title>SearXNG</title>")],
+    );
+    let err = outcome.expect_err("html");
     assert_eq!(err.kind, SearchErrorKind::Malformed);
     assert!(err.message.contains("Search base URL"), "{}", err.message);
 }
@@ -426,14 +431,12 @@ fn searxng_without_a_base_url_sends_nothing() {
 
 #[test]
 fn brave_sends_the_key_header_and_reads_web_results() {
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, &fixture("search/brave", "web_search.json"));
-    let results = run(
-        &dyn_http,
+    let (http, outcome) = answered(
         config(SearchProvider::Brave, "", " BSA-key "),
         "rust wasm",
-    )
-    .expect("ok");
+        &[(200, &fixture("search/brave", "web_search.json"))],
+    );
+    let results = outcome.expect("ok");
     let request = seen(&http, 0);
     assert_eq!(request.method, "GET");
     assert!(
@@ -469,18 +472,18 @@ fn brave_sends_the_key_header_and_reads_web_results() {
 
 #[test]
 fn brave_without_web_section_has_no_results() {
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, &fixture("search/brave", "web_search_empty.json"));
-    assert_eq!(
-        run(&dyn_http, config(SearchProvider::Brave, "", "k"), "x"),
-        Ok(Vec::new())
+    let (_http, outcome) = answered(
+        config(SearchProvider::Brave, "", "k"),
+        "x",
+        &[(200, &fixture("search/brave", "web_search_empty.json"))],
     );
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, r#"{"web": {"results": "not a list"}}"#);
-    assert_eq!(
-        run(&dyn_http, config(SearchProvider::Brave, "", "k"), "x"),
-        Ok(Vec::new())
+    assert_eq!(outcome, Ok(Vec::new()));
+    let (_http, outcome) = answered(
+        config(SearchProvider::Brave, "", "k"),
+        "x",
+        &[(200, r#"{"web": {"results": "not a list"}}"#)],
     );
+    assert_eq!(outcome, Ok(Vec::new()));
 }
 
 #[test]
@@ -509,9 +512,12 @@ fn brave_error_statuses() {
         ),
     ];
     for (status, file, kind, retryable, words) in cases {
-        let (http, dyn_http) = scripted();
-        http.push(status, JSON, &fixture("search/brave", file));
-        let err = run(&dyn_http, config(SearchProvider::Brave, "", "k"), "x").expect_err(file);
+        let (_http, outcome) = answered(
+            config(SearchProvider::Brave, "", "k"),
+            "x",
+            &[(status, &fixture("search/brave", file))],
+        );
+        let err = outcome.expect_err(file);
         assert_eq!(
             (err.kind, err.status, err.is_retryable()),
             (kind, Some(status), retryable),
@@ -519,9 +525,8 @@ fn brave_error_statuses() {
         );
         assert!(err.message.contains(words), "{file}: {}", err.message);
     }
-    let (http, dyn_http) = scripted();
-    http.push(401, "text/plain", "");
-    let err = run(&dyn_http, config(SearchProvider::Brave, "", "k"), "x").expect_err("401");
+    let (_http, outcome) = answered(config(SearchProvider::Brave, "", "k"), "x", &[(401, "")]);
+    let err = outcome.expect_err("401");
     assert_eq!(err.kind, SearchErrorKind::Unauthorized);
     assert!(err.message.contains("Search API key"), "{}", err.message);
 }
@@ -569,15 +574,18 @@ fn tavily_posts_query_and_max_results_with_a_bearer_key() {
 
 #[test]
 fn tavily_empty_and_missing_results() {
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, &fixture("search/tavily", "search_empty.json"));
-    assert_eq!(
-        run(&dyn_http, config(SearchProvider::Tavily, "", "k"), "x"),
-        Ok(Vec::new())
+    let (_http, outcome) = answered(
+        config(SearchProvider::Tavily, "", "k"),
+        "x",
+        &[(200, &fixture("search/tavily", "search_empty.json"))],
     );
-    let (http, dyn_http) = scripted();
-    http.push(200, JSON, r#"{"query": "x", "answer": null}"#);
-    let err = run(&dyn_http, config(SearchProvider::Tavily, "", "k"), "x").expect_err("no results");
+    assert_eq!(outcome, Ok(Vec::new()));
+    let (_http, outcome) = answered(
+        config(SearchProvider::Tavily, "", "k"),
+        "x",
+        &[(200, r#"{"query": "x", "answer": null}"#)],
+    );
+    let err = outcome.expect_err("no results");
     assert_eq!(err.kind, SearchErrorKind::Malformed);
 }
 
@@ -604,20 +612,22 @@ fn tavily_error_statuses() {
         ),
     ];
     for (status, file, kind, words) in cases {
-        let (http, dyn_http) = scripted();
-        http.push(status, JSON, &fixture("search/tavily", file));
-        let err = run(&dyn_http, config(SearchProvider::Tavily, "", "k"), "x").expect_err(file);
+        let (_http, outcome) = answered(
+            config(SearchProvider::Tavily, "", "k"),
+            "x",
+            &[(status, &fixture("search/tavily", file))],
+        );
+        let err = outcome.expect_err(file);
         assert_eq!((err.kind, err.status), (kind, Some(status)), "{file}");
         assert!(!err.is_retryable(), "{file}");
         assert!(err.message.contains(words), "{file}: {}", err.message);
     }
-    let (http, dyn_http) = scripted();
-    http.push(
-        502,
-        "text/html",
-        "<html><body><h1>502 Bad Gateway</h1></body></html>",
+    let (_http, outcome) = answered(
+        config(SearchProvider::Tavily, "", "k"),
+        "x",
+        &[(502, "<html><body><h1>502 Bad Gateway</h1></body></html>")],
     );
-    let err = run(&dyn_http, config(SearchProvider::Tavily, "", "k"), "x").expect_err("502");
+    let err = outcome.expect_err("502");
     assert!(err.is_retryable());
     assert_eq!(err.detail.as_deref(), Some("502 Bad Gateway"));
 }
