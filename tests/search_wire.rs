@@ -683,6 +683,43 @@ impl HttpClient for Endless {
     }
 }
 
+/// A server that answers 503 and then drops the connection mid-body.
+struct BrokenOff;
+
+struct BrokenBody;
+
+impl HttpBody for BrokenBody {
+    fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, HttpError>> {
+        future::ready(Err(HttpError {
+            message: "network error".into(),
+        }))
+        .boxed_local()
+    }
+}
+
+impl HttpClient for BrokenOff {
+    fn send(&self, _request: HttpRequest) -> LocalBoxFuture<'_, Result<HttpResponse, HttpError>> {
+        future::ready(Ok(HttpResponse {
+            status: 503,
+            headers: Vec::new(),
+            body: Box::new(BrokenBody),
+        }))
+        .boxed_local()
+    }
+}
+
+#[test]
+fn an_error_status_counts_even_when_its_body_breaks_off() {
+    let client = HttpSearch::new(
+        Rc::new(BrokenOff),
+        ManualClock::new(0),
+        config(SearchProvider::Brave, "", "k"),
+    );
+    let err = futures::executor::block_on(client.search(&query("x", 5, None))).expect_err("503");
+    assert_eq!((err.kind, err.status), (SearchErrorKind::Status, Some(503)));
+    assert!(err.is_retryable());
+}
+
 #[test]
 fn a_silent_server_times_out_at_the_deadline() {
     let clock = ManualClock::new(0);

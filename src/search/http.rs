@@ -63,13 +63,14 @@ impl HttpSearch {
                 .send(request)
                 .await
                 .map_err(|e| SearchError::network(label, &e.message))?;
-            let body = read_body_to_string(response.body.as_mut(), BODY_LIMIT)
-                .await
-                .map_err(|e| SearchError::network(label, &e.message))?;
-            if (200..300).contains(&response.status) {
-                Ok(body)
-            } else {
-                Err(self.status_error(response.status, &body))
+            let body = read_body_to_string(response.body.as_mut(), BODY_LIMIT).await;
+            match body {
+                Ok(body) if (200..300).contains(&response.status) => Ok(body),
+                Err(e) if (200..300).contains(&response.status) => {
+                    Err(SearchError::network(label, &e.message))
+                }
+                // An error status counts even when its body broke off.
+                body => Err(self.status_error(response.status, &body.unwrap_or_default())),
             }
         };
         let deadline = self.clock.sleep(self.deadline_ms);

@@ -65,8 +65,8 @@ impl SearchProvider {
     }
 }
 
-/// Where and how to search.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where and how to search. Its `Debug` form hides the key (keys never reach a log).
+#[derive(Clone, PartialEq, Eq)]
 pub struct SearchConfig {
     /// The provider.
     pub provider: SearchProvider,
@@ -75,6 +75,21 @@ pub struct SearchConfig {
     pub base_url: String,
     /// The API key (Brave, Tavily).
     pub api_key: String,
+}
+
+impl std::fmt::Debug for SearchConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let key = if self.api_key.is_empty() {
+            ""
+        } else {
+            "<hidden>"
+        };
+        f.debug_struct("SearchConfig")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("api_key", &key)
+            .finish()
+    }
 }
 
 impl SearchConfig {
@@ -314,6 +329,16 @@ mod tests {
     fn only_unreserved_characters_pass_unencoded() {
         assert_eq!(encode_component("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
         assert_eq!(encode_component("A-z_0.9~"), "A-z_0.9~");
+    }
+
+    #[test]
+    fn debug_hides_the_key() {
+        let config = SearchConfig {
+            provider: SearchProvider::Brave,
+            base_url: String::new(),
+            api_key: "BSA-secret".into(),
+        };
+        assert!(!format!("{config:?}").contains("BSA-secret"));
     }
 
     #[test]
