@@ -6,7 +6,7 @@
 //! every phase so it survives the service worker being stopped.
 //!
 //! The crate is a pure, deterministic core plus one browser layer:
-//! - [`agent`], [`llm`], [`tools`], [`state`], [`settings`], [`protocol`], [`service`]:
+//! - [`agent`], [`llm`], [`search`], [`tools`], [`state`], [`settings`], [`protocol`], [`service`]:
 //!   no JS types; they reach the world only through the traits in [`ports`].
 //! - `web` (wasm32 only): the single place that touches wasm-bindgen, web-sys and js-sys.
 //! - `testing` (feature `testing`, which `bench` enables): the in-memory doubles the tests
@@ -37,6 +37,7 @@ pub mod bench;
 pub mod llm;
 pub mod ports;
 pub mod protocol;
+pub mod search;
 pub mod service;
 pub mod settings;
 pub mod state;

@@ -1,4 +1,4 @@
-//! The ports: small async traits for everything the browser provides (HTTP, storage, the
+//! The ports: small async traits for everything the browser provides (HTTP, web search, storage, the
 //! clock, random numbers, page text, the event stream to the UI, the toolbar badge and
 //! notifications). The core only ever talks to these; the
 //! `web` module implements them on top of `fetch`, `chrome.storage` and timers, and
@@ -11,7 +11,9 @@
 use futures::future::LocalBoxFuture;
 
 use crate::types::events::EventEnvelope;
-use crate::types::{ChatRequest, ChatResponse, LlmError, PageInfo, PageReadError};
+use crate::types::{
+    ChatRequest, ChatResponse, LlmError, PageInfo, PageReadError, SearchError, SearchResult,
+};
 
 /// A streamed-or-not chat model call.
 pub trait LlmClient {
@@ -22,6 +24,27 @@ pub trait LlmClient {
         request: &'a ChatRequest,
         on_delta: &'a mut dyn FnMut(&str),
     ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>>;
+}
+
+/// One web search: the words, how many results at most, and the language of the page
+/// (or, without one, the browser's), for providers that pick a site by language.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchQuery {
+    /// What to search for.
+    pub text: String,
+    /// The most results wanted (providers cap it further).
+    pub limit: usize,
+    /// A BCP 47 language tag (`"de"`, `"pt-BR"`), if known.
+    pub language: Option<String>,
+}
+
+/// A web search provider.
+pub trait SearchClient {
+    /// Runs one search; at most `query.limit` results, best first.
+    fn search<'a>(
+        &'a self,
+        query: &'a SearchQuery,
+    ) -> LocalBoxFuture<'a, Result<Vec<SearchResult>, SearchError>>;
 }
 
 /// A string key-value store (`chrome.storage.session` or `.local` in the extension).

@@ -12,40 +12,45 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("types", &[]),
     ("ports", &["types"]),
     ("llm", &["types", "ports"]),
+    ("search", &["types", "ports"]),
     ("tools", &["types", "ports"]),
     ("state", &["types", "ports", "tools"]),
-    ("settings", &["types", "ports", "llm", "state"]),
-    ("agent", &["types", "ports", "llm", "tools", "state"]),
+    ("settings", &["types", "ports", "llm", "search", "state"]),
+    (
+        "agent",
+        &["types", "ports", "llm", "search", "tools", "state"],
+    ),
     (
         "protocol",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent",
         ],
     ),
     (
         "service",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent", "protocol",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
         ],
     ),
     (
         "testing",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent", "protocol", "service",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "service",
         ],
     ),
     (
         "bench",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent", "protocol", "service",
-            "testing",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "service", "testing",
         ],
     ),
     (
         "web",
         &[
-            "types", "ports", "llm", "tools", "state", "settings", "agent", "protocol", "service",
-            "bench",
+            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "service", "bench",
         ],
     ),
 ];

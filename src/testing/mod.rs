@@ -1,5 +1,5 @@
-//! In-memory ports for native tests and benchmarks: a scripted model that fails on an
-//! unexpected call, a memory store with fault injection, a manual clock whose sleeps
+//! In-memory ports for native tests and benchmarks: a scripted model and a scripted search
+//! client that fail on an unexpected call, a memory store with fault injection, a manual clock whose sleeps
 //! advance time instantly, a seeded random source, a recording event sink and a recording notifier. For chaos tests that stop a run
 //! anywhere: a store and a model whose operations yield (so a run has many points at which
 //! polling can stop) and [`poll_times`], which polls a future a given number of times.
@@ -19,12 +19,14 @@ use crate::settings::Settings;
 
 mod notifier;
 mod random;
+mod search;
 mod store;
 mod time;
 pub mod tokens;
 
 pub use notifier::{NotifierCall, RecordingNotifier};
 pub use random::SeededRandom;
+pub use search::{search_result, ScriptedSearch};
 
 pub use store::{MemoryStore, YieldingStore};
 pub use time::{poll_times, polls_to_finish, yield_now, ManualClock, RecordingSink, StaticPages};

@@ -7,8 +7,10 @@ pub mod error;
 pub mod events;
 pub mod json_text;
 pub mod page;
+pub mod search;
 pub mod tokens;
 
 pub use chat::{ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolSpec, Usage};
 pub use error::{ErrorInfo, LlmError, LlmErrorKind, PageReadError, RunErrorKind};
 pub use page::{PageInfo, Selection, SelectionError};
+pub use search::{SearchError, SearchErrorKind, SearchResult};

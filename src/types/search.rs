@@ -1,0 +1,201 @@
+//! Web search data: one result, and why a search failed (its kind, and a message that tells
+//! the user what to do). Plain data; the providers' wire formats live in `search`.
+
+use serde::{Deserialize, Serialize};
+
+/// One web search hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// The page title (plain text).
+    pub title: String,
+    /// The page address (never empty: results without one are dropped).
+    pub url: String,
+    /// A short plain-text excerpt (HTML removed).
+    pub snippet: String,
+    /// The longest plain text the provider gave for the page (at least the snippet).
+    pub content: String,
+}
+
+/// What went wrong, as a closed set: the one place retryability is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchErrorKind {
+    /// The server could not be reached (no HTTP status).
+    Network,
+    /// No complete answer within the deadline.
+    Timeout,
+    /// An error status (other than the ones below), with what the body said.
+    Status,
+    /// A success status whose body is not the provider's JSON.
+    Malformed,
+    /// A SearXNG instance refusing `format=json` (HTTP 403).
+    JsonDisabled,
+    /// The API key is missing, wrong or out of quota for this provider.
+    Unauthorized,
+    /// The search settings cannot work (no base URL where one is needed, say).
+    Config,
+}
+
+impl SearchErrorKind {
+    /// The kind's stable name (`"json_disabled"`, ...), as in the protocol.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Network => "network",
+            Self::Timeout => "timeout",
+            Self::Status => "status",
+            Self::Malformed => "malformed",
+            Self::JsonDisabled => "json_disabled",
+            Self::Unauthorized => "unauthorized",
+            Self::Config => "config",
+        }
+    }
+}
+
+/// A failed search: the kind, a message for the user that says what to do, and what the
+/// server said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct SearchError {
+    /// What went wrong.
+    pub kind: SearchErrorKind,
+    /// One or two sentences for the user, ending with what to do.
+    pub message: String,
+    /// The HTTP status, when one was received.
+    pub status: Option<u16>,
+    /// What the server or the platform said, verbatim (cut short).
+    pub detail: Option<String>,
+}
+
+impl SearchError {
+    fn new(kind: SearchErrorKind, message: String, status: Option<u16>, detail: &str) -> Self {
+        let detail = detail.trim();
+        Self {
+            kind,
+            message,
+            status,
+            detail: (!detail.is_empty()).then(|| detail.to_string()),
+        }
+    }
+
+    /// `provider` could not be reached; `platform` is what the browser said.
+    pub fn network(provider: &str, platform: &str) -> Self {
+        Self::new(
+            SearchErrorKind::Network,
+            format!(
+                "Could not reach {provider} ({platform}). Check the connection, and the Search base URL in Options."
+            ),
+            None,
+            platform,
+        )
+    }
+
+    /// No complete answer from `provider` within `ms`.
+    pub fn timeout(provider: &str, ms: u64) -> Self {
+        Self::new(
+            SearchErrorKind::Timeout,
+            format!(
+                "{provider} did not answer within {} s. Try again later, or choose another Search provider in Options.",
+                ms / 1000
+            ),
+            None,
+            "",
+        )
+    }
+
+    /// `provider` answered `status`; `detail` is the message its body carried.
+    pub fn status(provider: &str, status: u16, detail: &str) -> Self {
+        let advice = match status {
+            429 => "It is limiting how often you may search: wait a minute and try again.",
+            500.. => "The service has a problem: try again later.",
+            _ => "Check the search settings in Options.",
+        };
+        Self::new(
+            SearchErrorKind::Status,
+            format!(
+                "{provider} refused the search (HTTP {status}{}). {advice}",
+                said(detail)
+            ),
+            Some(status),
+            detail,
+        )
+    }
+
+    /// `provider` reported an error inside a success reply (MediaWiki does this).
+    pub fn reported(provider: &str, detail: &str) -> Self {
+        Self::new(
+            SearchErrorKind::Status,
+            format!(
+                "{provider} refused the search{}. Try other words, or try again later.",
+                said(detail)
+            ),
+            None,
+            detail,
+        )
+    }
+
+    /// `provider` answered with a body that is not its search JSON.
+    pub fn malformed(provider: &str, detail: &str) -> Self {
+        Self::new(
+            SearchErrorKind::Malformed,
+            format!(
+                "{provider} sent something that is not a search result{}. Check that the Search base URL in Options points at the search service.",
+                said(detail)
+            ),
+            None,
+            detail,
+        )
+    }
+
+    /// The SearXNG instance at `base` answered 403 to `format=json`.
+    pub fn json_disabled(base: &str) -> Self {
+        Self::new(
+            SearchErrorKind::JsonDisabled,
+            format!(
+                "The SearXNG instance at {base} does not allow JSON output (HTTP 403). Add json to search.formats in its settings.yml (search: formats: [html, json]) and restart it."
+            ),
+            Some(403),
+            "",
+        )
+    }
+
+    /// `provider` refused the key (`status`, with what the body said).
+    pub fn unauthorized(provider: &str, status: u16, detail: &str) -> Self {
+        Self::new(
+            SearchErrorKind::Unauthorized,
+            format!(
+                "{provider} refused the API key (HTTP {status}{}). Check the Search API key in Options, and the plan's quota.",
+                said(detail)
+            ),
+            Some(status),
+            detail,
+        )
+    }
+
+    /// Settings that cannot work; `message` says what to set.
+    pub fn config(message: impl Into<String>) -> Self {
+        Self::new(SearchErrorKind::Config, message.into(), None, "")
+    }
+
+    /// Whether trying the same search again may succeed (network trouble, a deadline, rate
+    /// limits and server failures); the one place that decides it.
+    pub fn is_retryable(&self) -> bool {
+        match self.kind {
+            SearchErrorKind::Network | SearchErrorKind::Timeout => true,
+            SearchErrorKind::Status => self.status.is_none_or(|s| s == 429 || s >= 500),
+            SearchErrorKind::Malformed
+            | SearchErrorKind::JsonDisabled
+            | SearchErrorKind::Unauthorized
+            | SearchErrorKind::Config => false,
+        }
+    }
+}
+
+/// `": detail"`, or nothing for an empty detail.
+fn said(detail: &str) -> String {
+    let detail = detail.trim();
+    if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    }
+}
