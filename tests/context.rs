@@ -52,6 +52,28 @@ struct Session {
     result_chars: usize,
 }
 
+impl From<(u32, usize, usize, usize, u32, usize)> for Session {
+    fn from(
+        (window, page_chars, turns, answer_chars, steps, result_chars): (
+            u32,
+            usize,
+            usize,
+            usize,
+            u32,
+            usize,
+        ),
+    ) -> Self {
+        Self {
+            window,
+            page_chars,
+            turns,
+            answer_chars,
+            steps,
+            result_chars,
+        }
+    }
+}
+
 fn session(s: &Session) -> SessionState {
     // A budget that never ends these runs: the window is what is tested.
     let settings = Settings {
@@ -156,16 +178,7 @@ fn arb_session() -> impl Strategy<Value = Session> {
         0u32..4,
         0usize..24_000,
     )
-        .prop_map(
-            |(window, page_chars, turns, answer_chars, steps, result_chars)| Session {
-                window,
-                page_chars,
-                turns,
-                answer_chars,
-                steps,
-                result_chars,
-            },
-        )
+        .prop_map(Session::from)
 }
 
 proptest! {
@@ -244,16 +257,7 @@ fn arb_compactable() -> impl Strategy<Value = Session> {
         0u32..4,
         0usize..16_000,
     )
-        .prop_map(
-            |(window, page_chars, turns, answer_chars, steps, result_chars)| Session {
-                window,
-                page_chars,
-                turns,
-                answer_chars,
-                steps,
-                result_chars,
-            },
-        )
+        .prop_map(Session::from)
 }
 
 fn arb_summary() -> impl Strategy<Value = Summary> {

@@ -3,7 +3,7 @@
 //! arbitrary text (no panic, near-additive under concatenation).
 
 use knowledgelens::testing::tokens::{chars_over_4, fixture_texts, score, FixtureText};
-use knowledgelens::types::tokens::{estimate_tokens, token_features};
+use knowledgelens::types::tokens::estimate_tokens;
 use proptest::prelude::*;
 
 fn fixture() -> Vec<FixtureText> {
@@ -38,21 +38,6 @@ fn estimate_is_within_ten_percent_of_o200k_and_never_far_under() {
     for s in &scores {
         assert!(s.mean_abs_error_pct < 10.0, "{s:?}");
         assert!(s.max_under_pct <= 10.0, "{s:?}");
-    }
-}
-
-/// Prints each fixture text's features and reference count as TSV, for refitting the weights:
-/// `cargo test --features testing --test tokens -- --ignored --nocapture dump_features`.
-#[test]
-#[ignore]
-fn dump_features() {
-    for t in fixture() {
-        let values: Vec<String> = token_features(&t.text)
-            .values()
-            .iter()
-            .map(f64::to_string)
-            .collect();
-        println!("FEAT\t{}\t{}\t{}", t.script, t.tokens, values.join("\t"));
     }
 }
 

@@ -74,8 +74,8 @@ impl TokenFeatures {
 pub const SHORT_WORD: usize = 6;
 
 /// Weights of [`TokenFeatures`], in field order (tokens per unit).
-/// Fitted by least squares on the relative error over the fixture (`dump_features` in
-/// `tests/tokens.rs` prints the counts), then raised by 4% so that the estimate leans high.
+/// Fitted by least squares on the relative error over the fixture (`examples/token_features.rs`
+/// prints the features and counts), then raised by 4% so that the estimate leans high.
 /// Other letters and other characters have no fixture text to fit: their weights are guesses.
 const WEIGHTS: [f64; 12] = [
     1.11, // word piece

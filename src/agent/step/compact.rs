@@ -55,6 +55,32 @@ pub(super) fn fit(
     Ok(Fitted::TooLarge { tokens, limit })
 }
 
+/// The request to send for phase `next`, or `None` when the run compacts first or ends
+/// (the request does not fit, or a template failed).
+pub(super) fn fitted_request(
+    state: &mut SessionState,
+    ctx: &StepCtx<'_>,
+    fitted: Result<compact::Fitted, TemplateError>,
+    next: Next,
+    out: &mut Out,
+) -> Option<ChatRequest> {
+    match fitted {
+        Ok(Fitted::Send(request)) => Some(request),
+        Ok(Fitted::Compact) => {
+            start(state, next, 0);
+            None
+        }
+        Ok(Fitted::TooLarge { tokens, limit }) => {
+            too_large(state, ctx, tokens, limit, out);
+            None
+        }
+        Err(err) => {
+            halt(state, ctx, Halt::Failed(template_error(&err)), out);
+            None
+        }
+    }
+}
+
 /// Whether the older history (with the summary so far) is at least
 /// [`context::MIN_OLDER_SHARE_PCT`] of the context (the messages; tool definitions and the
 /// reply cap are no part of it).

@@ -135,7 +135,8 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         Next::Observe => {
             let may_compact = state.attempts == 0 && !ctx.stop;
             let fitted = compact::fit(state, may_compact, |fit| prompts::observe(state, fit));
-            let Some(request) = fitted_request(state, ctx, fitted, Next::Observe, out) else {
+            let Some(request) = compact::fitted_request(state, ctx, fitted, Next::Observe, out)
+            else {
                 return Action::Continue;
             };
             if !quiet {
@@ -148,7 +149,8 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
             let fitted = compact::fit(state, may_compact, |fit| {
                 prompts::synthesis(state, why, fit)
             });
-            let Some(request) = fitted_request(state, ctx, fitted, Next::Synthesize { why }, out)
+            let Some(request) =
+                compact::fitted_request(state, ctx, fitted, Next::Synthesize { why }, out)
             else {
                 return Action::Continue;
             };
@@ -160,32 +162,6 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         Next::AwaitInput => Action::Input,
         Next::Compact { .. } => compact::plan_compact(state, ctx, quiet, out),
         Next::Reflect { failure } => reflect::plan_reflect(state, ctx, failure, quiet, out),
-    }
-}
-
-/// The request to send for phase `next`, or `None` when the run compacts first or ends
-/// (the request does not fit, or a template failed).
-fn fitted_request(
-    state: &mut SessionState,
-    ctx: &StepCtx<'_>,
-    fitted: Result<compact::Fitted, TemplateError>,
-    next: Next,
-    out: &mut Out,
-) -> Option<ChatRequest> {
-    match fitted {
-        Ok(compact::Fitted::Send(request)) => Some(request),
-        Ok(compact::Fitted::Compact) => {
-            compact::start(state, next, 0);
-            None
-        }
-        Ok(compact::Fitted::TooLarge { tokens, limit }) => {
-            compact::too_large(state, ctx, tokens, limit, out);
-            None
-        }
-        Err(err) => {
-            halt(state, ctx, Halt::Failed(template_error(&err)), out);
-            None
-        }
     }
 }
 
@@ -214,7 +190,7 @@ fn plan_reason(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &m
     let fitted = compact::fit(state, may_compact, |fit| {
         prompts::reason(state, tools.clone(), fit)
     });
-    let Some(request) = fitted_request(state, ctx, fitted, Next::Reason, out) else {
+    let Some(request) = compact::fitted_request(state, ctx, fitted, Next::Reason, out) else {
         return Action::Continue;
     };
     if state.attempts == 0 {
