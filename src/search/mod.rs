@@ -10,7 +10,7 @@ pub mod searxng;
 pub mod tavily;
 pub mod wikipedia;
 
-pub use http::{HttpSearch, DEADLINE_MS};
+pub use http::{HttpSearch, HttpSearchFactory, DEADLINE_MS};
 
 use serde_json::Value;
 
