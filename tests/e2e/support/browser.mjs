@@ -268,11 +268,11 @@ export async function configureProvider(
   try {
     await page.goto(`chrome-extension://${extId}/options.html`);
     if (provider !== undefined) {
-      await page.getByRole('combobox', { name: 'Provider' }).selectOption(provider);
+      await page.getByRole('combobox', { name: 'Provider', exact: true }).selectOption(provider);
     }
-    await page.getByRole('textbox', { name: 'Base URL' }).fill(baseUrl);
+    await page.getByRole('textbox', { name: 'Base URL', exact: true }).fill(baseUrl);
     await page.getByRole('combobox', { name: 'Model' }).fill(model);
-    await page.getByLabel('API key').fill(apiKey);
+    await page.getByLabel('API key', { exact: true }).fill(apiKey);
     if (tokenBudget !== undefined) {
       await page.getByRole('spinbutton', { name: 'Token budget', exact: true }).fill(String(tokenBudget));
     }
