@@ -47,13 +47,6 @@ pub trait SearchClient {
     ) -> LocalBoxFuture<'a, Result<Vec<SearchResult>, SearchError>>;
 }
 
-/// Makes the [`SearchClient`] for the search settings in use (the extension's sends
-/// requests with `fetch`; tests script theirs).
-pub trait SearchFactory {
-    /// A client for `config`'s provider.
-    fn client(&self, config: crate::search::SearchConfig) -> std::rc::Rc<dyn SearchClient>;
-}
-
 /// A string key-value store (`chrome.storage.session` or `.local` in the extension).
 pub trait StateStore {
     /// Reads one key; `Ok(None)` when absent.

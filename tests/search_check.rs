@@ -11,9 +11,9 @@ use std::rc::Rc;
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
 use knowledgelens::ports::{
-    HttpBody, HttpClient, HttpError, HttpRequest, HttpResponse, SearchFactory, StateStore,
+    HttpBody, HttpClient, HttpError, HttpRequest, HttpResponse, StateStore,
 };
-use knowledgelens::search::{HttpSearchFactory, SearchProvider};
+use knowledgelens::search::{HttpSearchFactory, SearchFactory, SearchProvider};
 use knowledgelens::service::{ModelFactory, Ports, Service};
 use knowledgelens::settings::{Settings, SETTINGS_KEY};
 use knowledgelens::testing::{

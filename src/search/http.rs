@@ -7,9 +7,9 @@ use std::rc::Rc;
 use futures::future::{self, Either, LocalBoxFuture};
 use futures::FutureExt;
 
-use super::{brave, searxng, tavily, wikipedia, SearchConfig, SearchProvider};
+use super::{brave, searxng, tavily, wikipedia, SearchConfig, SearchFactory, SearchProvider};
 use crate::ports::{
-    read_body_to_string, Clock, HttpClient, HttpRequest, SearchClient, SearchFactory, SearchQuery,
+    read_body_to_string, Clock, HttpClient, HttpRequest, SearchClient, SearchQuery,
 };
 use crate::types::{SearchError, SearchResult};
 

@@ -23,9 +23,10 @@ use serde_json::Value;
 use crate::llm::{LlmError, LlmErrorKind};
 use crate::ports::{
     Clock, EventSink, LlmClient, NoNotifier, Notifier, NotifyError, PageReader, PopupOpened,
-    Random, SearchFactory, StateStore, StoreError,
+    Random, StateStore, StoreError,
 };
 use crate::protocol::{request_id, ApiError, Command, Envelope, Request, Response, SessionKey};
+use crate::search::SearchFactory;
 use crate::settings::Settings;
 use crate::state;
 use crate::tools::ToolBox;

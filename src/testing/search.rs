@@ -10,8 +10,8 @@ use std::rc::Rc;
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
 
-use crate::ports::{SearchClient, SearchFactory, SearchQuery};
-use crate::search::SearchConfig;
+use crate::ports::{SearchClient, SearchQuery};
+use crate::search::{SearchConfig, SearchFactory};
 use crate::types::{SearchError, SearchResult};
 
 /// A search client that answers from a script and records the queries.

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchExtension, screenshot, waitUntil } from './support/browser.mjs';
+import { launchExtension, optionsStatus as statusOf, screenshot, waitUntil } from './support/browser.mjs';
 import { startScriptedMediaWiki } from './support/mediawiki-server.mjs';
 import { requestBackend } from './support/popup.mjs';
 import { closedPort } from './support/static-server.mjs';
@@ -42,16 +42,6 @@ async function testSearch(page) {
     message: 'the search check to finish',
   });
   return (await page.getByRole('region', { name: 'Search check', exact: true }).textContent()).trim();
-}
-
-async function statusOf(page, { not = [] } = {}) {
-  return waitUntil(
-    async () => {
-      const text = ((await page.getByRole('status').textContent()) ?? '').trim();
-      return text && !['Loading…', 'Saving…', ...not].includes(text) ? text : null;
-    },
-    { message: 'the options status line' },
-  );
 }
 
 test('search is off by default and the page says why', async () => {

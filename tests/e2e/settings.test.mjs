@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { configureProvider, inExtensionPage, launchExtension, tabIdOf, waitUntil } from './support/browser.mjs';
+import {
+  configureProvider, inExtensionPage, launchExtension, optionsStatus as statusOf, tabIdOf, waitUntil,
+} from './support/browser.mjs';
 import { requestBackend } from './support/popup.mjs';
 import { serveDirectory } from './support/static-server.mjs';
 
@@ -24,16 +26,6 @@ after(async () => {
   await kl?.close();
   await pages?.close();
 });
-
-async function statusOf(page, { not = [] } = {}) {
-  return waitUntil(
-    async () => {
-      const text = ((await page.getByRole('status').textContent()) ?? '').trim();
-      return text && !['Loading…', 'Saving…', ...not].includes(text) ? text : null;
-    },
-    { message: 'the options status line' },
-  );
-}
 
 test('the options page loads the defaults, refuses a bad URL, and saves normalized settings', async () => {
   const page = await kl.context.newPage();

@@ -294,6 +294,20 @@ export async function configureProvider(
   }
 }
 
+/**
+ * The options page's status line once it says something other than "Loading…", "Saving…" or
+ * one of the texts in `not` (earlier messages).
+ */
+export async function optionsStatus(page, { not = [] } = {}) {
+  return waitUntil(
+    async () => {
+      const text = ((await page.getByRole('status').textContent()) ?? '').trim();
+      return text && !['Loading…', 'Saving…', ...not].includes(text) ? text : null;
+    },
+    { message: 'the options status line' },
+  );
+}
+
 /** Opens popup.html?tab=<id> as a tab, sized like the real popup, and waits for its snapshot. */
 export async function openPopup(context, extId, tabId) {
   const page = await context.newPage();
