@@ -1,19 +1,20 @@
 // KnowledgeLens options: the model provider, its connection check, its prices per million
-// tokens (for the cost estimate), and the token budget.
+// tokens (for the cost estimate), the token budget, and web search (off by default).
 //
 // Loads with `get_settings`, saves with `save_settings`, checks with `test_connection` and
-// fills the Model list with `list_models`; the backend validates, normalizes and explains (the
-// connection doctor lives in Rust). Each provider's fields are remembered while switching
-// between providers. Two things must happen here, in the click handler, because Chrome only
-// allows them during a user gesture: asking for a host permission (a Base URL outside
-// localhost), and starting the download of Chrome's built-in model.
+// `test_search`, and fills the Model list with `list_models`; the backend validates,
+// normalizes and explains (the connection doctor and the search errors live in Rust). Each
+// provider's fields are remembered while switching between providers. Two things must happen
+// here, in the click handler, because Chrome only allows them during a user gesture: asking
+// for host permissions (a Base URL outside localhost, a search provider other than
+// Wikipedia), and starting the download of Chrome's built-in model.
 //
 // Everything shown from the backend or a server is set as text, never as HTML.
 
 import { Connection } from './messaging.js';
 import {
   CONTEXT_WINDOW, DEFAULT_SETTINGS, PRICE_PER_MILLION, PROVIDERS as PROVIDER_DEFAULTS, REQUESTS,
-  COMPACT_AT, READING_LEVELS, TOKEN_BUDGET,
+  COMPACT_AT, READING_LEVELS, SEARCH_PROVIDERS, TOKEN_BUDGET,
 } from './protocol.gen.js';
 
 /** How each provider's fields are explained (its defaults come from protocol.gen.js). */
@@ -51,6 +52,35 @@ const PROVIDER_TEXTS = {
 };
 
 /** What each provider starts from, and how its fields are explained. */
+/** How each search provider's fields are explained (defaults from protocol.gen.js). */
+const SEARCH_TEXTS = {
+  off: {
+    hint: 'No web search: questions are answered from the page and the model alone.',
+    urlHint: 'Used once you choose a search provider.',
+    keyHint: 'Used by Brave Search and Tavily only.',
+  },
+  wikipedia: {
+    hint: 'Wikipedia, in the page\'s language (else the browser\'s). No key and no account; the question is sent to Wikipedia.',
+    urlHint: 'Leave empty for Wikipedia; or the address of another MediaWiki, e.g. https://en.wikipedia.org.',
+    keyHint: 'Wikipedia needs no key.',
+  },
+  searxng: {
+    hint: 'Your own SearXNG instance, with JSON output turned on (search.formats: [html, json]).',
+    urlHint: 'Required: the address of your instance, e.g. http://localhost:8888.',
+    keyHint: 'SearXNG needs no key.',
+  },
+  brave: {
+    hint: 'The Brave Search API. Needs an API key.',
+    urlHint: 'Leave empty for https://api.search.brave.com unless you use a proxy.',
+    keyHint: 'Required: a key from api-dashboard.search.brave.com. Stored on this device only.',
+  },
+  tavily: {
+    hint: 'Tavily\'s search API. Needs an API key.',
+    urlHint: 'Leave empty for https://api.tavily.com unless you use a proxy.',
+    keyHint: 'Required: a key from app.tavily.com. Stored on this device only.',
+  },
+};
+
 const PROVIDERS = Object.fromEntries(
   Object.entries(PROVIDER_TEXTS).map(([name, texts]) => [
     name,
@@ -66,7 +96,7 @@ const WINDOW = CONTEXT_WINDOW;
 
 const $ = (id) => document.getElementById(id);
 const form = $('settings-form');
-const fieldsets = [$('fields'), $('prices'), $('limits')];
+const fieldsets = [$('fields'), $('prices'), $('limits'), $('search')];
 const provider = $('provider');
 const baseUrl = $('base-url');
 const model = $('model');
@@ -81,6 +111,15 @@ const priceInputs = {
   input: $('price-input'),
   output: $('price-output'),
   cached_input: $('price-cached'),
+};
+const searchProvider = $('search-provider');
+const searchBaseUrl = $('search-base-url');
+const searchApiKey = $('search-api-key');
+const searchCheck = {
+  section: $('search-check'),
+  summary: $('search-check-summary'),
+  titles: $('search-check-titles'),
+  button: $('test-search'),
 };
 const saveButton = $('save');
 const testButton = $('test');
@@ -111,7 +150,8 @@ function setStatus(text, kind = 'info') {
 
 /** Marks `input` (or no field, with null) as the one the current error is about. */
 function markInvalid(input) {
-  for (const field of [baseUrl, model, apiKey, contextWindow, ...Object.values(priceInputs), tokenBudget, compactAt]) {
+  for (const field of [baseUrl, model, apiKey, contextWindow, ...Object.values(priceInputs), tokenBudget, compactAt,
+    searchBaseUrl, searchApiKey]) {
     if (field === input) field.setAttribute('aria-invalid', 'true');
     else field.removeAttribute('aria-invalid');
   }
@@ -207,6 +247,64 @@ function fill(settings) {
   tokenBudget.value = String(current.token_budget ?? DEFAULTS.token_budget);
   compactAt.value = String(current.compact_at_percent ?? COMPACT_AT.default);
   readingLevel.value = READING_LEVELS.includes(current.reading_level) ? current.reading_level : DEFAULTS.reading_level;
+  searchProvider.value = current.search_provider in SEARCH_PROVIDERS ? current.search_provider : 'off';
+  searchBaseUrl.value = current.search_base_url ?? '';
+  searchApiKey.value = current.search_api_key ?? '';
+  showSearchProvider();
+}
+
+/** Explains the chosen search provider's fields. */
+function showSearchProvider() {
+  const which = searchProvider.value;
+  const texts = SEARCH_TEXTS[which] ?? SEARCH_TEXTS.off;
+  const meta = SEARCH_PROVIDERS[which] ?? SEARCH_PROVIDERS.off;
+  $('search-provider-hint').textContent = texts.hint;
+  $('search-base-url-hint').textContent = texts.urlHint;
+  $('search-api-key-hint').textContent = texts.keyHint;
+  searchBaseUrl.placeholder = which === 'wikipedia' ? 'Wikipedia in the page\'s language' : meta.base_url;
+}
+
+/** The search fields as typed. */
+function typedSearch() {
+  return {
+    search_provider: searchProvider.value,
+    search_base_url: searchBaseUrl.value.trim(),
+    search_api_key: searchApiKey.value.trim(),
+  };
+}
+
+/** A friendly message for an unusable Search base URL, or null. The backend validates again. */
+function searchUrlProblem(text) {
+  if (!text) return null;
+  let url;
+  try {
+    url = new URL(text);
+  } catch {
+    return `"${text}" is not a valid Search base URL. Use a full address such as http://localhost:8888, or leave it empty.`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return 'The Search base URL must start with http:// or https://.';
+  }
+  if (url.username || url.password) {
+    return 'Put credentials in the Search API key field, not in the Search base URL.';
+  }
+  return null;
+}
+
+/**
+ * The host permission pattern the search settings need, or null: Wikipedia answers any origin
+ * (MediaWiki's anonymous CORS), loopback is in the manifest, off sends nothing, and settings
+ * the backend will refuse ask for nothing.
+ */
+function searchPermission({ search_provider: which, search_base_url: base, search_api_key: key }) {
+  const meta = SEARCH_PROVIDERS[which];
+  if (!meta || which === 'off' || which === 'wikipedia') return null;
+  // Settings that cannot work are refused by the backend, which says what is missing.
+  if ((meta.needs_key && !key) || (meta.needs_base_url && !base)) return null;
+  const text = base || meta.base_url;
+  if (!text) return null;
+  const url = new URL(text);
+  return isLoopback(url) ? null : `${url.origin}/*`;
 }
 
 function setModels(names, hint) {
@@ -255,9 +353,9 @@ function urlProblem(text) {
 
 /**
  * The settings the form describes, or null after showing what is wrong. Asks for the host
- * permission a non-local Base URL needs: call it first thing in a click handler. Saving needs
- * the permission; a connection test goes on without it (the doctor then explains, with a
- * button to ask again).
+ * permissions a non-local Base URL and (when saving) the search provider need, in one prompt:
+ * call it first thing in a click handler. Saving needs them; a connection test goes on
+ * without (the doctor then explains, with a button to ask again).
  */
 async function settingsFromForm({ requirePermission }) {
   const fields = typedFields();
@@ -310,10 +408,23 @@ async function settingsFromForm({ requirePermission }) {
     markInvalid(badPriceInput() ?? priceInputs.input);
     return null;
   }
+  const search = typedSearch();
+  const searchProblem = searchUrlProblem(search.search_base_url);
+  if (searchProblem) {
+    setStatus(searchProblem, 'error');
+    markInvalid(searchBaseUrl);
+    return null;
+  }
+  // One request for every origin: a second prompt would come after the click's gesture ended.
+  const origins = [];
   if (http) {
     const url = new URL(fields.base_url);
-    if (!isLoopback(url) && !(await requestAccess(`${url.origin}/*`)) && requirePermission) return null;
+    if (!isLoopback(url)) origins.push(`${url.origin}/*`);
   }
+  // Saving turns the search provider on: its origin is asked for with the model's.
+  const searchOrigin = requirePermission ? searchPermission(search) : null;
+  if (searchOrigin && !origins.includes(searchOrigin)) origins.push(searchOrigin);
+  if (origins.length && !(await requestAccess(origins)) && requirePermission) return null;
   drafts[shown] = { ...fields, context_window: window === '' ? 0 : window };
   return {
     ...current,
@@ -327,15 +438,17 @@ async function settingsFromForm({ requirePermission }) {
     token_budget: budget,
     compact_at_percent: compact,
     reading_level: readingLevel.value,
+    ...search,
   };
 }
 
-/** Asks Chrome for a host permission (needs a user gesture); true when granted. */
-async function requestAccess(pattern) {
-  const origin = pattern.replace(/\/\*$/, '');
+/** Asks Chrome for host permissions (needs a user gesture); true when granted. */
+async function requestAccess(patterns) {
+  const list = Array.isArray(patterns) ? patterns : [patterns];
+  const origin = list.map((pattern) => pattern.replace(/\/\*$/, '')).join(' and ');
   let granted = false;
   try {
-    granted = await chrome.permissions.request({ origins: [pattern] });
+    granted = await chrome.permissions.request({ origins: list });
   } catch (err) {
     setStatus(`Could not ask for permission to reach ${origin}: ${err.message}`, 'error');
     return false;
@@ -351,6 +464,8 @@ async function requestAccess(pattern) {
 }
 
 function pointAt(message) {
+  if (/search base url|searxng needs the address/i.test(message)) return searchBaseUrl;
+  if (/search api key/i.test(message)) return searchApiKey;
   if (/token budget/i.test(message)) return tokenBudget;
   if (/compact at/i.test(message)) return compactAt;
   if (/context window/i.test(message)) return contextWindow;
@@ -509,6 +624,66 @@ async function testConnection() {
   }
 }
 
+function clearSearchCheck() {
+  searchCheck.section.hidden = true;
+  searchCheck.section.dataset.result = '';
+  searchCheck.summary.textContent = '';
+  searchCheck.titles.replaceChildren();
+  searchCheck.titles.hidden = true;
+}
+
+/** Shows a `test_search` reply in the Search check region. */
+function showSearchCheck(result) {
+  clearSearchCheck();
+  searchCheck.section.hidden = false;
+  const time = `${plainNumber(result.latency_ms)} ms`;
+  if (result.ok) {
+    searchCheck.section.dataset.result = 'ok';
+    const count = result.count === 1 ? '1 result' : `${plainNumber(result.count)} results`;
+    searchCheck.summary.textContent =
+      `${result.provider} found ${count} for “${result.query}” in ${time}.`;
+    for (const title of result.titles ?? []) {
+      const li = document.createElement('li');
+      li.textContent = title;
+      searchCheck.titles.append(li);
+    }
+    searchCheck.titles.hidden = !result.titles?.length;
+  } else {
+    searchCheck.section.dataset.result = result.error.kind;
+    searchCheck.summary.textContent = result.error.message;
+  }
+}
+
+/** Search checks finished so far (exposed as data-checks: tests wait on it). */
+let searchChecksDone = 0;
+
+async function testSearch() {
+  const search = typedSearch();
+  const problem = searchUrlProblem(search.search_base_url);
+  clearSearchCheck();
+  if (problem) {
+    showSearchCheck({ ok: false, latency_ms: 0, error: { kind: 'config', message: problem } });
+    markInvalid(searchBaseUrl);
+  } else {
+    // Asked here, in the click: the check goes on without it (the error then says so).
+    const origin = searchPermission(search);
+    if (origin) await requestAccess(origin);
+    searchCheck.button.disabled = true;
+    searchCheck.section.hidden = false;
+    searchCheck.section.dataset.result = 'pending';
+    searchCheck.summary.textContent = 'Searching…';
+    try {
+      showSearchCheck(await connection.request(REQUESTS.TEST_SEARCH, { settings: { ...current, ...search } }));
+    } catch (err) {
+      showSearchCheck({ ok: false, latency_ms: 0, error: { kind: err.kind ?? 'internal', message: err.message || 'The search could not be tested.' } });
+    } finally {
+      searchCheck.button.disabled = false;
+    }
+  }
+  searchChecksDone += 1;
+  searchCheck.section.dataset.checks = String(searchChecksDone);
+}
+
 /** Fills the Model list from the server, quietly: a server that cannot list is fine. */
 let modelsAsked = 0;
 async function refreshModels() {
@@ -579,6 +754,11 @@ provider.addEventListener('change', () => {
 });
 for (const input of [baseUrl, apiKey]) input.addEventListener('change', () => void refreshModels());
 testButton.addEventListener('click', () => void testConnection());
+searchProvider.addEventListener('change', () => {
+  showSearchProvider();
+  clearSearchCheck();
+});
+searchCheck.button.addEventListener('click', () => void testSearch());
 check.allow.addEventListener('click', async () => {
   if (pendingOrigin && (await requestAccess(pendingOrigin))) {
     check.allow.hidden = true;

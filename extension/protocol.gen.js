@@ -30,7 +30,8 @@ export const REQUESTS = Object.freeze({
   "SAVE_SETTINGS": "save_settings",
   "SNAPSHOT": "snapshot",
   "STOP": "stop",
-  "TEST_CONNECTION": "test_connection"
+  "TEST_CONNECTION": "test_connection",
+  "TEST_SEARCH": "test_search"
 });
 
 /** Every event type a run emits. */
@@ -198,6 +199,40 @@ export const PROVIDERS = Object.freeze({
   }
 });
 
+/** Each value of the setting "Search provider", in the order to list them: its label, default base URL (Wikipedia's follows the page's language) and what it needs. */
+export const SEARCH_PROVIDERS = Object.freeze({
+  "brave": {
+    "base_url": "https://api.search.brave.com",
+    "label": "Brave Search",
+    "needs_base_url": false,
+    "needs_key": true
+  },
+  "off": {
+    "base_url": "",
+    "label": "Off",
+    "needs_base_url": false,
+    "needs_key": false
+  },
+  "searxng": {
+    "base_url": "",
+    "label": "SearXNG",
+    "needs_base_url": true,
+    "needs_key": false
+  },
+  "tavily": {
+    "base_url": "https://api.tavily.com",
+    "label": "Tavily",
+    "needs_base_url": false,
+    "needs_key": true
+  },
+  "wikipedia": {
+    "base_url": "https://en.wikipedia.org",
+    "label": "Wikipedia",
+    "needs_base_url": false,
+    "needs_key": false
+  }
+});
+
 /** The settings a fresh install starts from. */
 export const DEFAULT_SETTINGS = Object.freeze({
   "api_key": "",
@@ -215,6 +250,9 @@ export const DEFAULT_SETTINGS = Object.freeze({
   "profiles": {},
   "provider": "openai_compatible",
   "reading_level": "standard",
+  "search_api_key": "",
+  "search_base_url": "",
+  "search_provider": "off",
   "stream": true,
   "token_budget": 32000,
   "version": 2

@@ -1,6 +1,7 @@
-//! User settings (provider, base URL, model, key, budget): validated, versioned, stored as
-//! one JSON string under `settings` in the settings store (`chrome.storage.local`, trusted
-//! contexts only). The API key never enters session state, events or exports.
+//! User settings (provider, base URL, model, key, budget, web search): validated, versioned,
+//! stored as one JSON string under `settings` in the settings store (`chrome.storage.local`,
+//! trusted contexts only). The API keys (the model's and the search provider's) never enter
+//! session state, events or exports.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,7 @@ use crate::llm::prices::table_prices;
 pub use crate::llm::provider::Provider;
 use crate::llm::provider::ProviderConfig;
 use crate::ports::{StateStore, StoreError};
+use crate::search::{SearchConfig, SearchProvider};
 use crate::state::config::{PriceSource, ReadingLevel, RunConfig, RunPrices};
 use crate::types::events::Finite;
 
@@ -85,6 +87,46 @@ pub struct Profile {
     pub prices: UserPrices,
 }
 
+/// The setting "Search provider": off (the default: searching sends the question to a third
+/// party), or the provider that answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WebSearch {
+    /// No web search.
+    #[default]
+    Off,
+    /// Wikipedia (no key).
+    Wikipedia,
+    /// The user's own SearXNG instance.
+    Searxng,
+    /// The Brave Search API.
+    Brave,
+    /// Tavily.
+    Tavily,
+}
+
+impl WebSearch {
+    /// Every value, in the order Options lists them.
+    pub const ALL: [WebSearch; 5] = [
+        Self::Off,
+        Self::Wikipedia,
+        Self::Searxng,
+        Self::Brave,
+        Self::Tavily,
+    ];
+
+    /// The provider, or `None` when search is off.
+    pub fn provider(self) -> Option<SearchProvider> {
+        match self {
+            Self::Off => None,
+            Self::Wikipedia => Some(SearchProvider::Wikipedia),
+            Self::Searxng => Some(SearchProvider::Searxng),
+            Self::Brave => Some(SearchProvider::Brave),
+            Self::Tavily => Some(SearchProvider::Tavily),
+        }
+    }
+}
+
 /// The settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -119,6 +161,12 @@ pub struct Settings {
     /// "Compact at": the share of the context window (percent, 50 to 95) from which the
     /// older conversation is compacted.
     pub compact_at_percent: u32,
+    /// "Search provider" (default off).
+    pub search_provider: WebSearch,
+    /// "Search base URL": empty means the provider's default.
+    pub search_base_url: String,
+    /// "Search API key" (Brave, Tavily).
+    pub search_api_key: String,
 }
 
 impl Default for Settings {
@@ -138,6 +186,9 @@ impl Default for Settings {
             input_answer_timeout_secs: RunConfig::default().input_answer_timeout_ms / 1000,
             reading_level: ReadingLevel::default().name().to_string(),
             compact_at_percent: crate::state::config::DEFAULT_COMPACT_AT_PCT,
+            search_provider: WebSearch::Off,
+            search_base_url: String::new(),
+            search_api_key: String::new(),
         }
     }
 }
@@ -276,6 +327,7 @@ impl Settings {
             )));
         }
         self.prices = self.prices.checked()?;
+        self.check_search()?;
         for profile in self.profiles.values_mut() {
             profile.base_url = profile.base_url.trim().trim_end_matches('/').to_string();
             profile.model = profile.model.trim().to_string();
@@ -296,6 +348,60 @@ impl Settings {
             },
         );
         Ok(self)
+    }
+
+    /// Normalizes the web search fields (trimmed; a trailing slash dropped) and checks them:
+    /// a Search base URL, when given, must be a plain http(s) address even while search is
+    /// off; a provider that is on must have what it needs (SearXNG an address, Brave and
+    /// Tavily a key).
+    pub fn check_search(&mut self) -> Result<(), InvalidSettings> {
+        self.search_base_url = self
+            .search_base_url
+            .trim()
+            .trim_end_matches('/')
+            .to_string();
+        self.search_api_key = self.search_api_key.trim().to_string();
+        let base = &self.search_base_url;
+        if !base.is_empty() {
+            let rest = base
+                .strip_prefix("http://")
+                .or_else(|| base.strip_prefix("https://"))
+                .ok_or_else(|| {
+                    InvalidSettings(format!(
+                        "Search base URL \"{base}\" must start with http:// or https:// (or leave it empty for the provider's default)."
+                    ))
+                })?;
+            let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+            if host.is_empty() || host.starts_with(':') || base.chars().any(char::is_whitespace) {
+                return Err(InvalidSettings(format!(
+                    "Search base URL \"{base}\" has no valid host (for example http://localhost:8888 for SearXNG)."
+                )));
+            }
+            if host.contains('@') {
+                return Err(InvalidSettings(
+                    "Put credentials in the Search API key field, not in the Search base URL."
+                        .into(),
+                ));
+            }
+        }
+        if self.search_api_key.chars().any(|c| c.is_control()) {
+            return Err(InvalidSettings(
+                "The Search API key contains control characters.".into(),
+            ));
+        }
+        match self.search_config().and_then(|c| c.problem()) {
+            Some(problem) => Err(InvalidSettings(problem.message)),
+            None => Ok(()),
+        }
+    }
+
+    /// Where and how to search, or `None` when search is off.
+    pub fn search_config(&self) -> Option<SearchConfig> {
+        Some(SearchConfig {
+            provider: self.search_provider.provider()?,
+            base_url: self.search_base_url.clone(),
+            api_key: self.search_api_key.clone(),
+        })
     }
 
     /// How to reach the provider in use.
@@ -528,5 +634,74 @@ mod tests {
             RunConfig::default().page_excerpt_chars
         );
         assert_eq!(large.max_steps, 3);
+    }
+
+    #[test]
+    fn web_search_is_off_by_default_and_old_records_keep_it_off() {
+        let fresh = Settings::default();
+        assert_eq!(fresh.search_provider, WebSearch::Off);
+        assert_eq!(fresh.search_config(), None);
+        let v2 = r#"{"version":2,"provider":"openai_compatible","base_url":"http://x/v1"}"#;
+        let s = Settings::decode(v2).expect("decodes");
+        assert_eq!(
+            (s.search_provider, s.search_base_url.as_str()),
+            (WebSearch::Off, "")
+        );
+        let wire = serde_json::to_value(&fresh).expect("ser");
+        assert_eq!(wire["search_provider"], "off");
+    }
+
+    #[test]
+    fn web_search_fields_are_normalized_and_explained() {
+        let on = |provider, base: &str, key: &str| Settings {
+            search_provider: provider,
+            search_base_url: base.into(),
+            search_api_key: key.into(),
+            ..Default::default()
+        };
+        let ok = on(WebSearch::Searxng, " http://127.0.0.1:8888/ ", "")
+            .validated()
+            .expect("valid");
+        assert_eq!(ok.search_base_url, "http://127.0.0.1:8888");
+        let config = ok.search_config().expect("on");
+        assert_eq!(config.provider, SearchProvider::Searxng);
+        // Wikipedia needs nothing; an empty base URL is the provider's default.
+        on(WebSearch::Wikipedia, "", "").validated().expect("valid");
+        let err = |s: Settings| s.validated().unwrap_err().0;
+        let e = err(on(WebSearch::Searxng, "", ""));
+        assert!(
+            e.contains("SearXNG needs the address") && e.contains("Search base URL"),
+            "{e}"
+        );
+        let e = err(on(WebSearch::Brave, "", "  "));
+        assert!(e.contains("Brave Search needs an API key"), "{e}");
+        let e = err(on(WebSearch::Tavily, "", ""));
+        assert!(e.contains("Search API key"), "{e}");
+        let e = err(on(WebSearch::Wikipedia, "de.wikipedia.org", ""));
+        assert!(
+            e.starts_with("Search base URL") && e.contains("http://"),
+            "{e}"
+        );
+        // A malformed address is refused even while search is off.
+        let e = err(on(WebSearch::Off, "http:///w", ""));
+        assert!(e.contains("no valid host"), "{e}");
+        let e = err(on(WebSearch::Searxng, "http://me:pw@host", ""));
+        assert!(e.contains("credentials"), "{e}");
+        let e = err(on(WebSearch::Brave, "", "key\nmore"));
+        assert!(e.contains("control characters"), "{e}");
+        let kept = on(WebSearch::Brave, "", " BSA-1 ")
+            .validated()
+            .expect("valid");
+        assert_eq!(kept.search_api_key, "BSA-1");
+        // The key is kept with the settings but never shown by a config's Debug form.
+        assert!(!format!("{:?}", kept.search_config()).contains("BSA-1"));
+    }
+
+    #[test]
+    fn an_unknown_search_provider_is_not_guessed_at() {
+        assert!(matches!(
+            Settings::decode(r#"{"version":2,"search_provider":"bing"}"#),
+            Err(SettingsError::Corrupted(_))
+        ));
     }
 }

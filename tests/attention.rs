@@ -64,6 +64,7 @@ impl Harness {
             pages: Rc::new(StaticPages(pages)),
             models: Rc::new(FixedModel(Rc::new(ScriptedLlm::new(replies)))),
             random: Rc::new(knowledgelens::testing::SeededRandom::new(13)),
+            search: Rc::new(knowledgelens::testing::NoSearch),
         };
         Self {
             service: Service::with_notifier(ports, ToolBox::builtin(), notifier.clone()),

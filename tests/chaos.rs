@@ -339,6 +339,7 @@ impl World {
             pages: Rc::new(StaticPages(pages)),
             models: Rc::new(FixedModel(self.llm.clone())),
             random: Rc::new(SeededRandom::new(7).at_most(usize::from(self.asking.get()))),
+            search: Rc::new(knowledgelens::testing::NoSearch),
         };
         let tools = ToolBox::builtin()
             .with(Box::new(Lookup(self.lookups.clone())))

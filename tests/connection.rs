@@ -64,6 +64,7 @@ fn harness(
         pages: Rc::new(StaticPages(BTreeMap::new())),
         models: models.clone(),
         random: Rc::new(knowledgelens::testing::SeededRandom::new(13)),
+        search: Rc::new(knowledgelens::testing::NoSearch),
     };
     (Service::new(ports), models, settings)
 }

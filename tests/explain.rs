@@ -51,6 +51,7 @@ fn harness(replies: Vec<Reply>) -> Harness {
         pages: Rc::new(StaticPages(pages)),
         models: Rc::new(FixedModel(llm.clone())),
         random: Rc::new(knowledgelens::testing::SeededRandom::new(13)),
+        search: Rc::new(knowledgelens::testing::NoSearch),
     };
     Harness {
         service: Service::with_notifier(ports, ToolBox::builtin(), notifier.clone()),

@@ -104,6 +104,7 @@ fn hostile_service(llm: Rc<ScriptedLlm>, settings: Settings) -> Rc<Service> {
         pages: Rc::new(StaticPages(pages)),
         models: Rc::new(FixedModel(llm)),
         random: Rc::new(SeededRandom::new(99).at_most(1)),
+        search: Rc::new(knowledgelens::testing::NoSearch),
     })
 }
 

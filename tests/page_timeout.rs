@@ -42,6 +42,7 @@ fn a_slow_page_read_is_abandoned_and_the_run_goes_on_without_it() {
         pages: Rc::new(HungPage(reads.clone())),
         models: Rc::new(FixedModel(llm.clone())),
         random: Rc::new(SeededRandom::new(5).at_most(1)),
+        search: Rc::new(knowledgelens::testing::NoSearch),
     });
     let mut pool = LocalPool::new();
     let reply: Rc<std::cell::RefCell<Option<Value>>> = Rc::default();

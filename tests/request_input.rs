@@ -73,6 +73,7 @@ impl Harness {
             pages: Rc::new(StaticPages(pages)),
             models: Rc::new(FixedModel(llm.clone())),
             random: Rc::new(knowledgelens::testing::SeededRandom::new(13)),
+            search: Rc::new(knowledgelens::testing::NoSearch),
         };
         Self {
             service: Service::new(ports),

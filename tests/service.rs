@@ -45,6 +45,7 @@ fn harness(replies: Vec<Reply>) -> Harness {
         pages: Rc::new(StaticPages(pages)),
         models: Rc::new(FixedModel(llm.clone())),
         random: Rc::new(knowledgelens::testing::SeededRandom::new(13)),
+        search: Rc::new(knowledgelens::testing::NoSearch),
     };
     Harness {
         service: Service::new(ports),
@@ -324,6 +325,7 @@ fn an_interrupted_run_is_resumed_once() {
         pages: Rc::new(StaticPages::default()),
         models: Rc::new(FixedModel(h.llm.clone())),
         random: Rc::new(knowledgelens::testing::SeededRandom::new(13)),
+        search: Rc::new(knowledgelens::testing::NoSearch),
     };
     let fresh = Service::new(ports);
     let runs = futures::executor::block_on(fresh.resume_all());

@@ -13,7 +13,8 @@ use super::{
     PAGE_READ_TIMEOUT_MS, PANEL_PORT_NAME, PORT_NAME,
 };
 use crate::llm::provider::Provider;
-use crate::settings::{Settings, CONTEXT_WINDOW_RANGE, MAX_PRICE, TOKEN_BUDGET_RANGE};
+use crate::search::{brave, tavily, SearchProvider};
+use crate::settings::{Settings, WebSearch, CONTEXT_WINDOW_RANGE, MAX_PRICE, TOKEN_BUDGET_RANGE};
 use crate::state::config::{ReadingLevel, RunConfig};
 use crate::state::RunStatus;
 use crate::types::events::{EventKind, StepView};
@@ -61,6 +62,27 @@ pub fn protocol_js() -> String {
                 "requires_key": p.requires_key(),
                 "lists_models": p.lists_models(),
             });
+            (name, meta)
+        })
+        .collect();
+    let searches: serde_json::Map<String, Value> = WebSearch::ALL
+        .iter()
+        .map(|&choice| {
+            let name = wire(choice).as_str().unwrap_or_default().to_string();
+            let meta = match choice.provider() {
+                None => json!({"label": "Off", "base_url": "", "needs_base_url": false, "needs_key": false}),
+                Some(p) => json!({
+                    "label": p.label(),
+                    "base_url": match p {
+                        SearchProvider::Wikipedia => "https://en.wikipedia.org",
+                        SearchProvider::Searxng => "",
+                        SearchProvider::Brave => brave::DEFAULT_BASE,
+                        SearchProvider::Tavily => tavily::DEFAULT_BASE,
+                    },
+                    "needs_base_url": p == SearchProvider::Searxng,
+                    "needs_key": matches!(p, SearchProvider::Brave | SearchProvider::Tavily),
+                }),
+            };
             (name, meta)
         })
         .collect();
@@ -182,6 +204,11 @@ pub fn protocol_js() -> String {
             "Each provider: its label, default base URL and what it needs.",
             "PROVIDERS",
             Value::Object(providers),
+        ),
+        (
+            "Each value of the setting \"Search provider\", in the order to list them: its label, default base URL (Wikipedia's follows the page's language) and what it needs.",
+            "SEARCH_PROVIDERS",
+            Value::Object(searches),
         ),
         (
             "The settings a fresh install starts from.",

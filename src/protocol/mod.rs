@@ -141,6 +141,9 @@ impl Request {
             "list_models" => Command::ListModels {
                 settings: settings()?,
             },
+            "test_search" => Command::TestSearch {
+                settings: settings()?,
+            },
             "new_conversation" => Command::NewConversation {
                 session: session()?,
             },
@@ -258,11 +261,17 @@ pub enum Command {
         /// Step bound for this run.
         max_steps: Option<u32>,
     },
+    /// One real web search with these (possibly unsaved) settings' search fields: the
+    /// result count and latency, or the error. Reply: [`reply::SearchCheckReply`].
+    TestSearch {
+        /// The settings to try.
+        settings: Settings,
+    },
 }
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 15] = [
+    pub const NAMES: [&'static str; 16] = [
         "snapshot",
         "ask",
         "stop",
@@ -278,6 +287,7 @@ impl Command {
         "open_conversation",
         "clear_history",
         "explain",
+        "test_search",
     ];
 
     /// This request's wire name.
@@ -298,6 +308,7 @@ impl Command {
             Self::OpenConversation { .. } => 12,
             Self::ClearHistory => 13,
             Self::Explain { .. } => 14,
+            Self::TestSearch { .. } => 15,
         };
         Self::NAMES[index]
     }

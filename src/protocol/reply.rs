@@ -9,6 +9,7 @@ use crate::llm::doctor::Diagnosis;
 use crate::llm::provider::{Capabilities, Provider};
 use crate::settings::Settings;
 use crate::state::ArchiveSummary;
+use crate::types::SearchError;
 
 /// `stop`: whether a run of this worker was told to stop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -103,6 +104,44 @@ pub struct ModelsReply {
     pub diagnosis: Option<Diagnosis>,
 }
 
+/// `test_search`: the search worked, or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum SearchCheckReply {
+    /// The provider answered.
+    Found(SearchFound),
+    /// The search failed.
+    Failed(SearchCheckFailed),
+}
+
+/// A working search (`ok: true`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchFound {
+    /// Always true.
+    pub ok: bool,
+    /// How long the search took, in ms.
+    pub latency_ms: u64,
+    /// The provider's name.
+    pub provider: String,
+    /// What was searched for.
+    pub query: String,
+    /// How many results came back.
+    pub count: usize,
+    /// The titles of the first few.
+    pub titles: Vec<String>,
+}
+
+/// A failed search (`ok: false`): the error says what happened and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchCheckFailed {
+    /// Always false.
+    pub ok: bool,
+    /// How long the search took to fail, in ms.
+    pub latency_ms: u64,
+    /// The error (kind, message with the remedy, HTTP status, what the server said).
+    pub error: SearchError,
+}
+
 /// `history`: the archived conversations of every tab, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistoryReply {
@@ -144,6 +183,8 @@ pub enum Response {
     Connection(Box<ConnectionReply>),
     /// `list_models`.
     Models(ModelsReply),
+    /// `test_search`.
+    SearchCheck(Box<SearchCheckReply>),
     /// `history`.
     History(HistoryReply),
     /// `clear_history`.
@@ -174,6 +215,7 @@ response_from! {
     Settings => |v| Self::Saved(Box::new(v));
     ConnectionReply => |v| Self::Connection(Box::new(v));
     ModelsReply => |v| Self::Models(v);
+    SearchCheckReply => |v| Self::SearchCheck(Box::new(v));
     HistoryReply => |v| Self::History(v);
     ClearedReply => |v| Self::Cleared(v);
 }

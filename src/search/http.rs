@@ -7,7 +7,7 @@ use std::rc::Rc;
 use futures::future::{self, Either, LocalBoxFuture};
 use futures::FutureExt;
 
-use super::{brave, searxng, tavily, wikipedia, SearchConfig, SearchProvider};
+use super::{brave, searxng, tavily, wikipedia, SearchConfig, SearchFactory, SearchProvider};
 use crate::ports::{
     read_body_to_string, Clock, HttpClient, HttpRequest, SearchClient, SearchQuery,
 };
@@ -144,5 +144,28 @@ impl SearchClient for HttpSearch {
         query: &'a SearchQuery,
     ) -> LocalBoxFuture<'a, Result<Vec<SearchResult>, SearchError>> {
         self.run(query).boxed_local()
+    }
+}
+
+/// The [`SearchFactory`] that makes an [`HttpSearch`] over one [`HttpClient`] and clock.
+pub struct HttpSearchFactory {
+    http: Rc<dyn HttpClient>,
+    clock: Rc<dyn Clock>,
+}
+
+impl HttpSearchFactory {
+    /// Clients over `http`, with deadlines read from `clock`.
+    pub fn new(http: Rc<dyn HttpClient>, clock: Rc<dyn Clock>) -> Self {
+        Self { http, clock }
+    }
+}
+
+impl SearchFactory for HttpSearchFactory {
+    fn client(&self, config: SearchConfig) -> Rc<dyn SearchClient> {
+        Rc::new(HttpSearch::new(
+            self.http.clone(),
+            self.clock.clone(),
+            config,
+        ))
     }
 }

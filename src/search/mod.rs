@@ -10,9 +10,13 @@ pub mod searxng;
 pub mod tavily;
 pub mod wikipedia;
 
-pub use http::{HttpSearch, DEADLINE_MS};
+pub use http::{HttpSearch, HttpSearchFactory, DEADLINE_MS};
+
+use std::rc::Rc;
 
 use serde_json::Value;
+
+use crate::ports::SearchClient;
 
 /// The most results any provider is asked for (Brave's `count` and Tavily's `max_results`
 /// stop at 20, and so do MediaWiki's intro extracts per request).
@@ -129,6 +133,13 @@ impl SearchConfig {
         }
         None
     }
+}
+
+/// Makes the [`SearchClient`] for the search settings in use (the extension's sends
+/// requests with `fetch`, see [`HttpSearchFactory`]; tests script theirs).
+pub trait SearchFactory {
+    /// A client for `config`'s provider.
+    fn client(&self, config: SearchConfig) -> Rc<dyn SearchClient>;
 }
 
 /// `limit` within 1..=[`MAX_RESULTS`].

@@ -1,5 +1,5 @@
 //! The worker's request handling, pure: [`Service`] reads a request, dispatches it to the
-//! part that owns it (runs, input, export, settings, connection, conversations) and wraps the typed reply
+//! part that owns it (runs, input, export, settings, connection, search check, conversations) and wraps the typed reply
 //! in the envelope. Everything reaches the world through the ports; the `web` layer only
 //! converts values and spawns the futures this returns.
 
@@ -11,6 +11,7 @@ mod input;
 mod panel;
 mod registry;
 mod runs;
+mod search_check;
 mod settings;
 
 use std::rc::Rc;
@@ -25,6 +26,7 @@ use crate::ports::{
     Random, StateStore, StoreError,
 };
 use crate::protocol::{request_id, ApiError, Command, Envelope, Request, Response, SessionKey};
+use crate::search::SearchFactory;
 use crate::settings::Settings;
 use crate::state;
 use crate::tools::ToolBox;
@@ -81,6 +83,8 @@ pub struct Ports {
     pub models: Rc<dyn ModelFactory>,
     /// Random numbers (each run's fence nonce).
     pub random: Rc<dyn Random>,
+    /// Web search clients.
+    pub search: Rc<dyn SearchFactory>,
 }
 
 /// A run to drive to its end (spawn it).
@@ -176,6 +180,7 @@ impl Service {
             Command::SaveSettings { settings } => reply(self.save_settings(settings).await),
             Command::TestConnection { settings } => reply(self.test_connection(settings).await),
             Command::ListModels { settings } => reply(self.list_models(settings).await),
+            Command::TestSearch { settings } => reply(Ok(self.test_search(settings).await)),
             Command::NewConversation { session } => reply(self.new_conversation(session).await),
             Command::History => reply(self.history().await),
             Command::OpenConversation { conversation } => {

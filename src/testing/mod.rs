@@ -26,7 +26,7 @@ pub mod tokens;
 
 pub use notifier::{NotifierCall, RecordingNotifier};
 pub use random::SeededRandom;
-pub use search::{search_result, ScriptedSearch};
+pub use search::{search_result, NoSearch, ScriptedSearch, ScriptedSearches};
 
 pub use store::{MemoryStore, YieldingStore};
 pub use time::{poll_times, polls_to_finish, yield_now, ManualClock, RecordingSink, StaticPages};

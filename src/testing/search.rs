@@ -1,13 +1,17 @@
 //! [`ScriptedSearch`]: a search client that plays back results in order and fails the test
-//! on a search the script has no answer for, or (when dropped) on answers never asked for.
+//! on a search the script has no answer for, or (when dropped) on answers never asked for;
+//! [`ScriptedSearches`], the factory that hands it out, and [`NoSearch`], the factory for
+//! tests that must not search at all.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
 
 use crate::ports::{SearchClient, SearchQuery};
+use crate::search::{SearchConfig, SearchFactory};
 use crate::types::{SearchError, SearchResult};
 
 /// A search client that answers from a script and records the queries.
@@ -78,6 +82,41 @@ impl SearchClient for ScriptedSearch {
             )
         });
         future::ready(answer).boxed_local()
+    }
+}
+
+/// A [`SearchFactory`] whose every client is one [`ScriptedSearch`]; it records the settings
+/// each client was made for.
+pub struct ScriptedSearches {
+    /// The client handed out.
+    pub search: Rc<ScriptedSearch>,
+    /// The settings of every client made, in order.
+    pub configs: RefCell<Vec<SearchConfig>>,
+}
+
+impl ScriptedSearches {
+    /// A factory whose clients answer with `answers`, one per expected search.
+    pub fn new(answers: Vec<Result<Vec<SearchResult>, SearchError>>) -> Self {
+        Self {
+            search: Rc::new(ScriptedSearch::new(answers)),
+            configs: RefCell::default(),
+        }
+    }
+}
+
+impl SearchFactory for ScriptedSearches {
+    fn client(&self, config: SearchConfig) -> Rc<dyn SearchClient> {
+        self.configs.borrow_mut().push(config);
+        self.search.clone()
+    }
+}
+
+/// A [`SearchFactory`] that fails the test when asked for a client.
+pub struct NoSearch;
+
+impl SearchFactory for NoSearch {
+    fn client(&self, config: SearchConfig) -> Rc<dyn SearchClient> {
+        panic!("NoSearch: this test did not expect a search client (asked for {config:?})")
     }
 }
 

@@ -244,6 +244,10 @@ impl Backend {
             pages: Rc::new(ChromePages),
             models: Rc::new(WebModels::default()),
             random: Rc::new(super::random::CryptoRandom),
+            search: Rc::new(crate::search::HttpSearchFactory::new(
+                Rc::new(super::http::FetchHttp),
+                Rc::new(JsClock),
+            )),
         };
         let service = Service::with_notifier(
             ports,

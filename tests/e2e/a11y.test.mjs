@@ -68,7 +68,7 @@ async function openView(view) {
   if (view === 'options') {
     const page = await kl.context.newPage();
     await page.goto(`chrome-extension://${kl.extId}/options.html`);
-    await page.getByRole('textbox', { name: 'Base URL' }).waitFor();
+    await page.getByRole('textbox', { name: 'Base URL', exact: true }).waitFor();
     await waitUntil(async () => (await page.locator('#status').textContent()) !== 'Loading…', {
       message: 'the options page to load the settings',
     });

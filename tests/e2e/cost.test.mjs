@@ -33,7 +33,7 @@ after(async () => {
 async function openOptions() {
   const page = await kl.context.newPage();
   await page.goto(`chrome-extension://${kl.extId}/options.html`);
-  const baseUrl = page.getByRole('textbox', { name: 'Base URL' });
+  const baseUrl = page.getByRole('textbox', { name: 'Base URL', exact: true });
   await waitUntil(async () => (await baseUrl.inputValue()) !== '', { message: 'the settings to load' });
   return page;
 }
@@ -62,7 +62,7 @@ test('the options page has the price fieldset, checks it, and keeps prices per p
   }
 
   // Input without Output is refused, and the status says which field to fix.
-  await page.getByRole('textbox', { name: 'Base URL' }).fill('http://127.0.0.1:9/v1');
+  await page.getByRole('textbox', { name: 'Base URL', exact: true }).fill('http://127.0.0.1:9/v1');
   await price(page, 'Input price').fill('0.5');
   const refused = await saveAndRead(page);
   assert.match(refused, /Output price/, refused);
@@ -77,7 +77,7 @@ test('the options page has the price fieldset, checks it, and keeps prices per p
   assert.deepEqual(saved.data.prices, { input: 0.5, output: 1.5, cached_input: 0.05 });
 
   // Another provider has its own (empty) prices; switching back shows the saved ones.
-  const provider = page.getByRole('combobox', { name: 'Provider' });
+  const provider = page.getByRole('combobox', { name: 'Provider', exact: true });
   await provider.selectOption('anthropic');
   assert.equal(await price(page, 'Input price').inputValue(), '');
   await provider.selectOption('openai_compatible');

@@ -56,10 +56,10 @@ async function optionsPage() {
 
 /** Fills the provider fields shown by the options page. */
 async function fillProvider(page, { provider, baseUrl, model, apiKey = '' }) {
-  await page.getByRole('combobox', { name: 'Provider' }).selectOption(provider);
-  if (baseUrl !== undefined) await page.getByRole('textbox', { name: 'Base URL' }).fill(baseUrl);
+  await page.getByRole('combobox', { name: 'Provider', exact: true }).selectOption(provider);
+  if (baseUrl !== undefined) await page.getByRole('textbox', { name: 'Base URL', exact: true }).fill(baseUrl);
   if (model !== undefined) await page.getByRole('combobox', { name: 'Model' }).fill(model);
-  if (provider !== 'chrome_builtin') await page.getByLabel('API key').fill(apiKey);
+  if (provider !== 'chrome_builtin') await page.getByLabel('API key', { exact: true }).fill(apiKey);
 }
 
 /** Clicks Test connection and returns what the "Connection check" region shows. */
@@ -95,9 +95,9 @@ test('a fresh install shows the setup card, which opens Options with the chosen 
   const options = await opened;
   await options.waitForLoadState();
   assert.match(options.url(), /options\.html\?provider=ollama$/);
-  const provider = options.getByRole('combobox', { name: 'Provider' });
+  const provider = options.getByRole('combobox', { name: 'Provider', exact: true });
   await waitUntil(async () => (await provider.inputValue()) === 'ollama', { message: 'Ollama preselected' });
-  assert.equal(await options.getByRole('textbox', { name: 'Base URL' }).inputValue(), 'http://localhost:11434');
+  assert.equal(await options.getByRole('textbox', { name: 'Base URL', exact: true }).inputValue(), 'http://localhost:11434');
   await options.close();
 });
 
@@ -184,7 +184,7 @@ test('OpenAI-compatible: a 401 points at the key; a working key connects and ans
   assert.match(check.text, /API key was rejected \(HTTP 401\)/);
   assert.match(check.text, /The server said: Incorrect API key provided\./);
 
-  await page.getByLabel('API key').fill(SECRET);
+  await page.getByLabel('API key', { exact: true }).fill(SECRET);
   openai.script({ content: 'OK' });
   check = await testConnection(page);
   assert.equal(check.result, 'ok', JSON.stringify(check));
@@ -206,7 +206,7 @@ test('OpenAI-compatible: a 401 points at the key; a working key connects and ans
 test("Chrome's built-in model: unavailable here, and the doctor says what it needs", async () => {
   const page = await optionsPage();
   await fillProvider(page, { provider: 'chrome_builtin' });
-  assert.equal(await page.getByRole('textbox', { name: 'Base URL' }).isVisible(), false);
+  assert.equal(await page.getByRole('textbox', { name: 'Base URL', exact: true }).isVisible(), false);
   const check = await testConnection(page);
   assert.equal(check.result, 'builtin_unavailable', JSON.stringify(check));
   assert.match(check.text, /Chrome 138|22 GB|download/, check.text);

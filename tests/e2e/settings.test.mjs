@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { configureProvider, inExtensionPage, launchExtension, tabIdOf, waitUntil } from './support/browser.mjs';
+import {
+  configureProvider, inExtensionPage, launchExtension, optionsStatus as statusOf, tabIdOf, waitUntil,
+} from './support/browser.mjs';
 import { requestBackend } from './support/popup.mjs';
 import { serveDirectory } from './support/static-server.mjs';
 
@@ -25,25 +27,15 @@ after(async () => {
   await pages?.close();
 });
 
-async function statusOf(page, { not = [] } = {}) {
-  return waitUntil(
-    async () => {
-      const text = ((await page.getByRole('status').textContent()) ?? '').trim();
-      return text && !['Loading…', 'Saving…', ...not].includes(text) ? text : null;
-    },
-    { message: 'the options status line' },
-  );
-}
-
 test('the options page loads the defaults, refuses a bad URL, and saves normalized settings', async () => {
   const page = await kl.context.newPage();
   await page.goto(`chrome-extension://${kl.extId}/options.html`);
-  const baseUrl = page.getByRole('textbox', { name: 'Base URL' });
+  const baseUrl = page.getByRole('textbox', { name: 'Base URL', exact: true });
   await waitUntil(async () => (await baseUrl.inputValue()) !== '', { message: 'the settings to load' });
   assert.equal(await baseUrl.inputValue(), 'http://localhost:11434/v1');
-  const provider = page.getByRole('combobox', { name: 'Provider' });
+  const provider = page.getByRole('combobox', { name: 'Provider', exact: true });
   assert.deepEqual(await provider.locator('option').allTextContents(), ['OpenAI-compatible', 'Ollama', 'Anthropic', 'Gemini', 'Chrome built-in']);
-  assert.equal(await page.getByLabel('API key').getAttribute('type'), 'password');
+  assert.equal(await page.getByLabel('API key', { exact: true }).getAttribute('type'), 'password');
 
   await baseUrl.fill('localhost:11434/v1');
   await page.getByRole('button', { name: 'Save' }).click();
@@ -124,10 +116,14 @@ test('the Token budget is loaded, refused out of range with the backend message,
   // Every control keeps a unique name next to the new one.
   for (const [role, name] of [['combobox', 'Provider'], ['textbox', 'Base URL'], ['combobox', 'Model'],
     ['button', 'Save'], ['spinbutton', 'Token budget'], ['spinbutton', 'Context window'],
-    ['button', 'Test connection']]) {
+    ['button', 'Test connection'], ['combobox', 'Search provider'], ['textbox', 'Search base URL'],
+    ['button', 'Test search']]) {
     assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`);
   }
-  assert.equal(await page.getByLabel('API key', { exact: true }).count(), 1);
+  for (const label of ['API key', 'Search API key']) {
+    assert.equal(await page.getByLabel(label, { exact: true }).count(), 1, `the field "${label}"`);
+  }
+  assert.equal(await page.getByRole('group', { name: 'Web search', exact: true }).count(), 1);
 
   // Out of range: the backend refuses it and its message is shown; nothing is saved.
   await budget.fill('500');

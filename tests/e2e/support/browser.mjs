@@ -268,11 +268,11 @@ export async function configureProvider(
   try {
     await page.goto(`chrome-extension://${extId}/options.html`);
     if (provider !== undefined) {
-      await page.getByRole('combobox', { name: 'Provider' }).selectOption(provider);
+      await page.getByRole('combobox', { name: 'Provider', exact: true }).selectOption(provider);
     }
-    await page.getByRole('textbox', { name: 'Base URL' }).fill(baseUrl);
+    await page.getByRole('textbox', { name: 'Base URL', exact: true }).fill(baseUrl);
     await page.getByRole('combobox', { name: 'Model' }).fill(model);
-    await page.getByLabel('API key').fill(apiKey);
+    await page.getByLabel('API key', { exact: true }).fill(apiKey);
     if (tokenBudget !== undefined) {
       await page.getByRole('spinbutton', { name: 'Token budget', exact: true }).fill(String(tokenBudget));
     }
@@ -292,6 +292,20 @@ export async function configureProvider(
   } finally {
     await page.close();
   }
+}
+
+/**
+ * The options page's status line once it says something other than "Loading…", "Saving…" or
+ * one of the texts in `not` (earlier messages).
+ */
+export async function optionsStatus(page, { not = [] } = {}) {
+  return waitUntil(
+    async () => {
+      const text = ((await page.getByRole('status').textContent()) ?? '').trim();
+      return text && !['Loading…', 'Saving…', ...not].includes(text) ? text : null;
+    },
+    { message: 'the options status line' },
+  );
 }
 
 /** Opens popup.html?tab=<id> as a tab, sized like the real popup, and waits for its snapshot. */
