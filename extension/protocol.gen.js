@@ -55,6 +55,9 @@ export const EVENTS = Object.freeze([
   "awaiting_input",
   "timed_out",
   "compacting",
+  "searching",
+  "grading",
+  "rewriting",
   "step_item"
 ]);
 

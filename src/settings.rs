@@ -441,6 +441,7 @@ impl Settings {
             prices: self.run_prices(),
             reading_level: ReadingLevel::parse(&self.reading_level).unwrap_or_default(),
             compact_at_pct: self.compact_at_percent,
+            web_search: self.search_config().is_some(),
             ..defaults
         }
         .sanitized()

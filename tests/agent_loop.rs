@@ -367,6 +367,10 @@ fn item_name(item: &Item) -> &'static str {
         Item::Reflection { .. } => "reflection",
         Item::Answer { .. } => "answer",
         Item::Compaction { .. } => "compaction",
+        Item::Search { .. } => "search",
+        Item::Grades { .. } => "grades",
+        Item::Rewrite { .. } => "rewrite",
+        Item::SearchFallback { .. } => "search_fallback",
     }
 }
 

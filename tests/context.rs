@@ -382,7 +382,13 @@ fn compact_at_sets_when_compaction_starts() {
     };
     let request_tokens = {
         let state = session(&sizes);
-        let tools = ToolBox::builtin().offered(None, true, false);
+        let tools = ToolBox::builtin().offered(
+            None,
+            knowledgelens::tools::Offer {
+                page_text: true,
+                ..Default::default()
+            },
+        );
         context::request_tokens(&prompts::reason(&state, tools, &Fit::NONE).unwrap())
     };
     let share = request_tokens * 100 / 16_384;

@@ -59,6 +59,11 @@ fn all_kinds() -> Vec<EventKind> {
             answer: String::new(),
         },
         EventKind::Compacting,
+        EventKind::Searching {
+            query: "tides".into(),
+        },
+        EventKind::Grading { count: 5 },
+        EventKind::Rewriting,
         EventKind::StepItem {
             item: knowledgelens::agent::events::StepView {
                 index: 0,
@@ -72,6 +77,7 @@ fn all_kinds() -> Vec<EventKind> {
                 arguments: Some("{}".into()),
                 arguments_chars: Some(2),
                 at_ms: 5,
+                grades: None,
             },
         },
     ]
@@ -118,6 +124,9 @@ fn event_names_are_frozen() {
             "awaiting_input",
             "timed_out",
             "compacting",
+            "searching",
+            "grading",
+            "rewriting",
             "step_item"
         ]
     );

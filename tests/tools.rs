@@ -241,7 +241,7 @@ fn arb_definition() -> impl Strategy<Value = ToolDefinition> {
             0..3,
         ),
         prop_oneof![Just(Risk::Low), Just(Risk::Medium), Just(Risk::High)],
-        (any::<bool>(), any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
         (
             proptest::option::of(0u32..100),
             proptest::option::of(0u32..100),
@@ -254,7 +254,7 @@ fn arb_definition() -> impl Strategy<Value = ToolDefinition> {
                 props,
                 examples,
                 risk,
-                (side_effects, needs_page, needs_selection),
+                (side_effects, needs_page, needs_selection, needs_search),
                 (per_run, per_minute),
             )| {
                 ToolDefinition {
@@ -276,6 +276,7 @@ fn arb_definition() -> impl Strategy<Value = ToolDefinition> {
                     },
                     needs_page,
                     needs_selection,
+                    needs_search,
                 }
             },
         )

@@ -18,7 +18,7 @@ use crate::agent::input::transitions::{self as waiting, Heard};
 use crate::agent::input::Inbox;
 use crate::agent::signal::{wake_all, Wakers};
 use crate::agent::step::{self, Action, ModelCall, Out, StepCtx};
-use crate::ports::{Clock, EventSink, LlmClient, StateStore};
+use crate::ports::{Clock, EventSink, LlmClient, SearchClient, SearchQuery, StateStore};
 use crate::state::{self, RunStatus, SessionState, STORAGE_FULL_NOTICE};
 use crate::tools::{ToolBox, ToolContext};
 use crate::types::events::{AgentEvent, EventEnvelope, EventKind};
@@ -82,6 +82,8 @@ pub struct Engine<'a> {
     pub stop: StopSignal,
     /// Acknowledgements and answers for `request_input`.
     pub inbox: Inbox,
+    /// The web search service (`None`: search is off).
+    pub search: Option<&'a dyn SearchClient>,
     storage_warned: Cell<bool>,
     compaction_noted: Cell<bool>,
 }
@@ -116,6 +118,7 @@ impl<'a> Engine<'a> {
             tools,
             stop,
             inbox: Inbox::new(),
+            search: None,
             storage_warned: Cell::new(false),
             compaction_noted: Cell::new(false),
         }
@@ -125,6 +128,13 @@ impl<'a> Engine<'a> {
     #[must_use]
     pub fn with_inbox(mut self, inbox: Inbox) -> Self {
         self.inbox = inbox;
+        self
+    }
+
+    /// The engine, searching the web with `search`.
+    #[must_use]
+    pub fn with_search(mut self, search: Option<&'a dyn SearchClient>) -> Self {
+        self.search = search;
         self
     }
 
@@ -205,6 +215,12 @@ impl<'a> Engine<'a> {
                     });
                 }
                 Action::Input => self.await_input(cell, &mut out).await,
+                Action::Search(query) => {
+                    let result = self.search(&query).await;
+                    self.transition(cell, &mut out, |state, ctx, out| {
+                        step::search::after_search(state, ctx, result, out);
+                    });
+                }
             }
             let terminal = out.terminal.take();
             if terminal.is_some() {
@@ -289,6 +305,26 @@ impl<'a> Engine<'a> {
             return false;
         }
         true
+    }
+
+    /// One web search, abandoned when Stop is pressed (`None`). Without a search service
+    /// (search turned off since the run began) it fails with the reason.
+    async fn search(
+        &self,
+        query: &SearchQuery,
+    ) -> Option<Result<Vec<crate::types::SearchResult>, crate::types::SearchError>> {
+        let Some(search) = self.search else {
+            return Some(Err(crate::types::SearchError::config(
+                "Web search was turned off in Options after this question was asked.",
+            )));
+        };
+        if self.stop.is_raised() {
+            return None;
+        }
+        match future::select(search.search(query), Box::pin(self.stop.wait())).await {
+            Either::Left((result, _)) => Some(result),
+            Either::Right(_) => None,
+        }
     }
 
     /// Waits for the answer to the pending question: acknowledgements move it from the

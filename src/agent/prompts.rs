@@ -24,7 +24,7 @@ use crate::tools::PAGE_DATA_TOOLS;
 use crate::types::page::{clean_title, clean_url};
 
 /// The built-in templates' texts: (file name, text, the sections this module renders).
-const BUILTIN: [(&str, &str, &[&str]); 7] = [
+const BUILTIN: [(&str, &str, &[&str]); 8] = [
     (
         "system.tpl",
         include_str!("templates/system.tpl"),
@@ -75,6 +75,17 @@ const BUILTIN: [(&str, &str, &[&str]); 7] = [
             "compact_request",
         ],
     ),
+    (
+        "search.tpl",
+        include_str!("templates/search.tpl"),
+        &[
+            "grade_system",
+            "grade_request",
+            "rewrite_system",
+            "rewrite_request",
+            "rewrite_repeated",
+        ],
+    ),
 ];
 
 /// The loaded built-in templates.
@@ -87,6 +98,7 @@ struct Builtin {
     synthesis: Template,
     context: Template,
     reflect: Template,
+    search: Template,
 }
 
 /// A built-in template, validated, with the sections this module renders.
@@ -110,6 +122,7 @@ fn builtin() -> Result<&'static Builtin, TemplateError> {
                 synthesis: load(BUILTIN[4])?,
                 reflect: load(BUILTIN[5])?,
                 context: load(BUILTIN[6])?,
+                search: load(BUILTIN[7])?,
             })
         })
         .as_ref()
@@ -523,6 +536,7 @@ pub fn compaction(
     })
 }
 mod reflect;
+pub mod search;
 pub use reflect::reflect;
 
 #[cfg(test)]

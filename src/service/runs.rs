@@ -281,6 +281,9 @@ impl Service {
                 .await
                 .unwrap_or_default();
             let llm = self.ports.models.client(&settings);
+            let search = settings
+                .search_config()
+                .map(|config| self.ports.search.client(config));
             let engine = Engine::new(
                 llm.as_ref(),
                 self.ports.clock.as_ref(),
@@ -289,7 +292,8 @@ impl Service {
                 &self.tools,
                 claim.stop,
             )
-            .with_inbox(claim.inbox);
+            .with_inbox(claim.inbox)
+            .with_search(search.as_deref());
             engine.drive_shared(&shared).await;
             self.end(claim.key).await;
         }

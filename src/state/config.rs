@@ -51,6 +51,8 @@ pub struct RunConfig {
     /// The share of the context window (percent, 50 to 95) from which the older history is
     /// compacted (the setting "Compact at").
     pub compact_at_pct: u32,
+    /// Whether web search is on (the search tools are offered).
+    pub web_search: bool,
 }
 
 /// How an answer is pitched: plain words, the default, or precise terminology.
@@ -105,6 +107,7 @@ impl Default for RunConfig {
             prices: None,
             reading_level: ReadingLevel::Standard,
             compact_at_pct: DEFAULT_COMPACT_AT_PCT,
+            web_search: false,
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod config;
 pub mod memory;
 pub mod migrate;
 mod persist;
+pub mod search;
 pub mod sources;
 pub mod trajectory;
 
@@ -106,6 +107,8 @@ pub enum Next {
         /// What failed.
         failure: memory::Failure,
     },
+    /// A web search tool call in progress: search, grade, rewrite (`agent::step::search`).
+    Search(Box<search::SearchRun>),
 }
 
 /// A bounded phase (seeds 000/001) run on the persisted engine: its spec and progress.

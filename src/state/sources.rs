@@ -1,10 +1,11 @@
 //! The sources a run's answer may cite: each successful `read_page` result is page passage
-//! `pN` (in the order read). The sources the final answer cites are kept with the run, beside
+//! `pN` (in the order read), each web result graded relevant is `n` (in the order graded). The sources the final answer cites are kept with the run, beside
 //! the answer, never appended to its text.
 
 use serde::{Deserialize, Serialize};
 
-use super::trajectory::Item;
+use super::search::Verdict;
+use super::trajectory::{Hit, Item};
 use super::SessionState;
 use crate::tools::{PassageHeader, ReadPage, TypedTool};
 
@@ -47,13 +48,44 @@ impl SessionState {
         u32::try_from(count).unwrap_or(u32::MAX)
     }
 
-    /// Every source the run has so far, in the order they came.
+    /// The web results of the run graded relevant, numbered from 1 in the order they were
+    /// graded (a result found again keeps its first number): the only web sources an
+    /// answer may cite (property 9).
+    pub fn web_sources(&self) -> Vec<(u32, &Hit)> {
+        let mut sources: Vec<(u32, &Hit)> = Vec::new();
+        for entry in &self.trajectory {
+            let Item::Grades { graded, .. } = &entry.item else {
+                continue;
+            };
+            for g in graded {
+                if g.grade.verdict == Verdict::Relevant
+                    && !sources.iter().any(|(_, h)| h.url == g.hit.url)
+                {
+                    let n = u32::try_from(sources.len() + 1).unwrap_or(u32::MAX);
+                    sources.push((n, &g.hit));
+                }
+            }
+        }
+        sources
+    }
+
+    /// Every source the run has so far: page passages in the order read, then web results
+    /// graded relevant.
     pub fn available_sources(&self) -> Vec<Source> {
         let url = self
             .page
             .as_ref()
             .map(|p| p.url.clone())
             .unwrap_or_default();
+        let web = self.web_sources().into_iter().map(|(n, hit)| Source {
+            id: n.to_string(),
+            kind: SourceKind::Web,
+            title: hit.title.clone(),
+            url: hit.url.clone(),
+            excerpt: hit.snippet.trim().chars().take(EXCERPT_CHARS).collect(),
+            start: None,
+            end: None,
+        });
         self.passages()
             .filter_map(|content| {
                 let (header, text) = PassageHeader::parse(content)?;
@@ -67,6 +99,7 @@ impl SessionState {
                     end: Some(header.end),
                 })
             })
+            .chain(web)
             .collect()
     }
 

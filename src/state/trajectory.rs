@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::types::events::StepView;
+use crate::state::search::{Fallback, Grade, Verdict, MAX_SEARCHES, RELEVANT_THRESHOLD_PCT};
+use crate::types::events::{GradeView, StepView};
 pub use crate::types::ErrorInfo;
 use crate::types::ToolCall;
 
@@ -24,6 +25,7 @@ impl Entry {
     pub fn view(&self, index: usize) -> StepView {
         let mut tool = None;
         let mut arguments = None;
+        let mut grades = None;
         let (kind, text, failed, retrying) = match &self.item {
             Item::Thought { text, .. } => ("thought", text.clone(), false, false),
             Item::ToolCall { call } => {
@@ -81,6 +83,50 @@ impl Entry {
                 );
                 ("reflection", text, false, false)
             }
+            Item::Search {
+                query,
+                round,
+                hits,
+                error,
+                retrying,
+            } => {
+                let text = match error {
+                    Some(error) => format!("Searching for \"{query}\" failed: {}", error.message),
+                    None => format!(
+                        "Searched for \"{query}\" (query {} of at most {MAX_SEARCHES}): {} result{}",
+                        round + 1,
+                        hits.len(),
+                        if hits.len() == 1 { "" } else { "s" }
+                    ),
+                };
+                ("search", text, error.is_some(), *retrying)
+            }
+            Item::Grades { query, graded } => {
+                let relevant = graded
+                    .iter()
+                    .filter(|g| g.grade.verdict == Verdict::Relevant)
+                    .count();
+                let pct = if graded.is_empty() {
+                    0
+                } else {
+                    relevant * 100 / graded.len()
+                };
+                let text = format!(
+                    "{relevant} of {} results for \"{query}\" relevant ({pct}%; threshold {RELEVANT_THRESHOLD_PCT}%)",
+                    graded.len()
+                );
+                grades = Some(graded.iter().map(Graded::view).collect());
+                ("grades", text, false, false)
+            }
+            Item::Rewrite { from, to, reason } => (
+                "rewrite",
+                format!("Rewrote \"{from}\" as \"{to}\": {reason}"),
+                false,
+                false,
+            ),
+            Item::SearchFallback { message, .. } => {
+                ("search_fallback", message.clone(), true, false)
+            }
             Item::Answer { text, partial } => {
                 let text = if *partial {
                     format!("{text} (partial)")
@@ -103,6 +149,7 @@ impl Entry {
             arguments_chars: arguments.as_ref().map(|(_, n)| *n),
             arguments: arguments.map(|(a, _)| a),
             at_ms: self.at_ms,
+            grades,
         }
     }
 }
@@ -179,6 +226,46 @@ pub enum Item {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         alternative: bool,
     },
+    /// A web search was made, or failed (`agent::step::search`).
+    Search {
+        /// The query.
+        query: String,
+        /// Which query of its search (0: the original, then the rewrites).
+        round: u32,
+        /// What was found (content left out: the tool result carries what is used).
+        #[serde(default)]
+        hits: Vec<Hit>,
+        /// Why it failed, if it did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<crate::types::SearchError>,
+        /// Whether the failed search is tried again.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        retrying: bool,
+    },
+    /// A query's results were graded: one grade per result, in order.
+    Grades {
+        /// The query.
+        query: String,
+        /// The results with their grades.
+        graded: Vec<Graded>,
+    },
+    /// A query was rewritten because its results were not relevant enough.
+    Rewrite {
+        /// The query before.
+        from: String,
+        /// The new query.
+        to: String,
+        /// Why.
+        reason: String,
+    },
+    /// A search gave the loop no graded relevant results: why, and the disclaimer the
+    /// answer carries.
+    SearchFallback {
+        /// Why.
+        fallback: Fallback,
+        /// The disclaimer (also a notice of the run).
+        message: String,
+    },
     /// The answer the run ended with.
     Answer {
         /// The text.
@@ -194,6 +281,42 @@ impl Item {
         Self::Thought {
             text: text.into(),
             derived: false,
+        }
+    }
+}
+
+/// A search result as the trajectory keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hit {
+    /// The title.
+    pub title: String,
+    /// The address.
+    pub url: String,
+    /// The excerpt the service gave.
+    #[serde(default)]
+    pub snippet: String,
+}
+
+/// A graded search result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Graded {
+    /// The result.
+    pub hit: Hit,
+    /// Its grade.
+    pub grade: Grade,
+}
+
+impl Graded {
+    /// As the Steps view shows it.
+    pub fn view(&self) -> GradeView {
+        let (title, _) = StepView::capped(&self.hit.title);
+        let (reason, _) = StepView::capped(&self.grade.reason);
+        GradeView {
+            title,
+            url: self.hit.url.clone(),
+            grade: self.grade.verdict.name().to_string(),
+            confidence: self.grade.confidence,
+            reason,
         }
     }
 }

@@ -14,11 +14,13 @@
 mod builtin;
 pub mod explain;
 pub mod parse;
+pub mod search;
 
 pub use builtin::{
     PassageHeader, ReadPage, ReadPageArgs, RequestInput, RequestInputArgs, READ_PAGE_CHARS,
 };
 pub use explain::{ExplainTextWithContext, EXPLAIN_TEXT_WITH_CONTEXT};
+pub use search::{GRADE_RESULTS, REWRITE_QUERY, SEARCH_WEB};
 
 use std::borrow::Cow;
 
@@ -34,9 +36,14 @@ use crate::types::{PageInfo, Selection, ToolSpec};
 /// The name of the built-in tool the model calls to ask the user.
 pub const REQUEST_INPUT: &str = "request_input";
 
-/// The tools whose successful results are page text: the prompt quotes them inside the
-/// page fence, as data.
-pub const PAGE_DATA_TOOLS: [&str; 2] = [ReadPage::NAME, EXPLAIN_TEXT_WITH_CONTEXT];
+/// The tools whose successful results are page or web text: the prompt quotes them inside
+/// the page fence, as data.
+pub const PAGE_DATA_TOOLS: [&str; 4] = [
+    ReadPage::NAME,
+    EXPLAIN_TEXT_WITH_CONTEXT,
+    SEARCH_WEB,
+    GRADE_RESULTS,
+];
 
 /// What a tool may read while it runs.
 pub struct ToolContext<'a> {
@@ -184,6 +191,9 @@ pub struct ToolDefinition {
     /// Offered only in a run that explains a selection.
     #[serde(default)]
     pub needs_selection: bool,
+    /// Offered only when web search is on.
+    #[serde(default)]
+    pub needs_search: bool,
 }
 
 impl ToolDefinition {
@@ -237,6 +247,10 @@ pub trait TypedTool {
     }
     /// Whether it is offered only in a run that explains a selection.
     fn needs_selection(&self) -> bool {
+        false
+    }
+    /// Whether it is offered only when web search is on.
+    fn needs_search(&self) -> bool {
         false
     }
 
@@ -353,6 +367,7 @@ impl<T: TypedTool> Tool for T {
             rate_limit: self.rate_limit(),
             needs_page: self.needs_page(),
             needs_selection: self.needs_selection(),
+            needs_search: self.needs_search(),
         }
     }
 
@@ -387,6 +402,17 @@ pub struct CallCounts {
     pub in_last_minute: u32,
 }
 
+/// What a run has, for the tools that are offered only with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Offer {
+    /// The run has page text (the page tools).
+    pub page_text: bool,
+    /// The run explains a selection (its tool).
+    pub selection: bool,
+    /// Web search is on (the search tools).
+    pub web_search: bool,
+}
+
 /// The tools of a run.
 #[derive(Default)]
 pub struct ToolBox {
@@ -400,6 +426,9 @@ impl ToolBox {
             .with(Box::new(ReadPage))
             .with(Box::new(RequestInput))
             .with(Box::new(ExplainTextWithContext))
+            .with(Box::new(search::SearchWeb))
+            .with(Box::new(search::GradeResults))
+            .with(Box::new(search::RewriteQuery))
     }
 
     /// Adds a tool.
@@ -423,17 +452,14 @@ impl ToolBox {
 
     /// Specs of the tools offered to a run: those in `subset` (all when `None`) whose own
     /// condition holds (page tools only when there is page text, the selection's tool only
-    /// when the run explains one; `request_input` always).
-    pub fn offered(
-        &self,
-        subset: Option<&[String]>,
-        has_page_text: bool,
-        has_selection: bool,
-    ) -> Vec<ToolSpec> {
+    /// when the run explains one, the search tools only with web search on;
+    /// `request_input` always).
+    pub fn offered(&self, subset: Option<&[String]>, offer: Offer) -> Vec<ToolSpec> {
         self.definitions()
             .filter(|d| subset.is_none_or(|s| s.contains(&d.name)))
-            .filter(|d| has_page_text || !d.needs_page)
-            .filter(|d| has_selection || !d.needs_selection)
+            .filter(|d| offer.page_text || !d.needs_page)
+            .filter(|d| offer.selection || !d.needs_selection)
+            .filter(|d| offer.web_search || !d.needs_search)
             .map(ToolDefinition::spec)
             .collect()
     }

@@ -72,6 +72,24 @@ pub struct StepView {
     pub arguments_chars: Option<u64>,
     /// When it was recorded (ms since the epoch).
     pub at_ms: u64,
+    /// A `grades` entry's results with their grades, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grades: Option<Vec<GradeView>>,
+}
+
+/// A graded web search result, as the Steps view shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GradeView {
+    /// The result's title.
+    pub title: String,
+    /// Its address.
+    pub url: String,
+    /// `relevant`, `not_relevant` or `ungraded`.
+    pub grade: String,
+    /// How sure the grader was, in [0, 1] (`None`: ungraded).
+    pub confidence: Option<crate::types::search::Confidence>,
+    /// Why, in one line.
+    pub reason: String,
 }
 
 impl StepView {
@@ -179,6 +197,18 @@ pub enum EventKind {
     },
     /// The older history is being compacted to fit the model's context window.
     Compacting,
+    /// A web search for `query` is being made.
+    Searching {
+        /// The query.
+        query: String,
+    },
+    /// The model grades `count` web search results.
+    Grading {
+        /// How many results this call grades.
+        count: u32,
+    },
+    /// The model rewrites a query that found too little.
+    Rewriting,
     /// A new trajectory entry (sent right after the transition that recorded it).
     StepItem {
         /// The entry.
@@ -189,7 +219,7 @@ pub enum EventKind {
 impl EventKind {
     /// Every event's wire name, in the order of the variants (for the generated protocol
     /// file; `tests/event_names.rs` checks it against [`EventKind::name`]).
-    pub const NAMES: [&'static str; 20] = [
+    pub const NAMES: [&'static str; 23] = [
         "run_started",
         "step_started",
         "thinking",
@@ -209,6 +239,9 @@ impl EventKind {
         "awaiting_input",
         "timed_out",
         "compacting",
+        "searching",
+        "grading",
+        "rewriting",
         "step_item",
     ];
 
@@ -234,6 +267,9 @@ impl EventKind {
             Self::AwaitingInput { .. } => "awaiting_input",
             Self::TimedOut { .. } => "timed_out",
             Self::Compacting => "compacting",
+            Self::Searching { .. } => "searching",
+            Self::Grading { .. } => "grading",
+            Self::Rewriting => "rewriting",
             Self::StepItem { .. } => "step_item",
         }
     }

@@ -199,3 +199,42 @@ fn said(detail: &str) -> String {
         format!(": {detail}")
     }
 }
+
+/// How sure the grader was, in thousandths (so the state stays `Eq`); serialized as a
+/// number in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Confidence(u16);
+
+impl Confidence {
+    /// The confidence `value` (clamped into [0, 1]; not a number: 0).
+    pub fn new(value: f64) -> Self {
+        let value = if value.is_finite() {
+            value.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        Self((value * 1000.0).round() as u16)
+    }
+
+    /// The value in [0, 1].
+    pub fn get(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
+
+    /// As a whole percent.
+    pub fn percent(self) -> u16 {
+        (self.0 + 5) / 10
+    }
+}
+
+impl Serialize for Confidence {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.get())
+    }
+}
+
+impl<'de> Deserialize<'de> for Confidence {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        f64::deserialize(deserializer).map(Self::new)
+    }
+}

@@ -265,7 +265,7 @@ fn apply(state: &mut SessionState, ctx: &StepCtx<'_>, older: Older, summary: Opt
     // enough when the next request fits under "Compact at" with it.
     let tools = ctx
         .tools
-        .offered(None, has_page_text(state), has_selection(state));
+        .offered(None, offer(state));
     let overhead = prompts::reason(state, tools, &Fit::NONE)
         .map_or(0, |r| context::window_use(state, &r).saturating_sub(before));
     let threshold = context::compact_threshold(state).unwrap_or(u64::MAX);

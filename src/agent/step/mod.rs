@@ -13,7 +13,7 @@ use crate::state::{
     Next, PendingInput, PhaseRun, RunStatus, SessionState, StopReason, SynthesisReason, ToolOutcome,
 };
 use crate::tools::{decode_args, RequestInputArgs};
-use crate::tools::{parse, ToolBox, ToolError, ToolErrorKind, REQUEST_INPUT};
+use crate::tools::{parse, Offer, ToolBox, ToolError, ToolErrorKind, REQUEST_INPUT};
 use crate::types::events::EventKind;
 use crate::types::tokens::estimate_tokens;
 use crate::types::{
@@ -62,6 +62,10 @@ pub enum Purpose {
     Compact,
     /// Reflect on a failed action.
     Reflect,
+    /// Grade a page of web search results.
+    Grade,
+    /// Rewrite a search query.
+    Rewrite,
 }
 
 /// A model call to make.
@@ -95,6 +99,8 @@ pub enum Action {
     },
     /// Wait for the user's answer.
     Input,
+    /// Search the web (Stop abandons it).
+    Search(crate::ports::SearchQuery),
 }
 
 fn set_next(state: &mut SessionState, next: Next) {
@@ -162,15 +168,17 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         Next::AwaitInput => Action::Input,
         Next::Compact { .. } => compact::plan_compact(state, ctx, quiet, out),
         Next::Reflect { failure } => reflect::plan_reflect(state, ctx, failure, quiet, out),
+        Next::Search(run) => search::plan_search(state, ctx, *run, quiet, out),
     }
 }
 
-fn has_page_text(state: &SessionState) -> bool {
-    state.page.as_ref().is_some_and(|p| !p.text.is_empty())
-}
-
-fn has_selection(state: &SessionState) -> bool {
-    state.selection.is_some()
+/// What the run has, for the tools offered only with it.
+fn offer(state: &SessionState) -> Offer {
+    Offer {
+        page_text: state.page.as_ref().is_some_and(|p| !p.text.is_empty()),
+        selection: state.selection.is_some(),
+        web_search: state.config.web_search,
+    }
 }
 
 fn plan_reason(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut Out) -> Action {
@@ -183,9 +191,7 @@ fn plan_reason(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &m
         );
         return Action::Continue;
     }
-    let tools = ctx
-        .tools
-        .offered(None, has_page_text(state), has_selection(state));
+    let tools = ctx.tools.offered(None, offer(state));
     let may_compact = state.attempts == 0 && !ctx.stop;
     let fitted = compact::fit(state, may_compact, |fit| {
         prompts::reason(state, tools.clone(), fit)
@@ -226,11 +232,7 @@ fn plan_phase_round(
     if !quiet {
         out.emit(EventKind::Thinking);
     }
-    let tools = ctx.tools.offered(
-        phase.tools.as_deref(),
-        has_page_text(state),
-        has_selection(state),
-    );
+    let tools = ctx.tools.offered(phase.tools.as_deref(), offer(state));
     let request = prompts::phase(state, &phase.system, tools);
     model_call(state, Ok(request), Purpose::Reason, false, ctx, out)
 }
@@ -283,6 +285,18 @@ fn plan_act(
     }
     if call.name == REQUEST_INPUT {
         ask_user(state, ctx, call, out);
+        return Action::Continue;
+    }
+    if search::is_search_tool(&call.name) {
+        if state.config.web_search {
+            search::begin(state, ctx, call, out);
+        } else {
+            let off = ToolError::new(
+                ToolErrorKind::Permission,
+                "web search is off for this run (the user can turn it on in Options)",
+            );
+            tool_done(state, ctx, &call, Err(off), out);
+        }
         return Action::Continue;
     }
     Action::Tool { call, side_effects }
@@ -352,7 +366,8 @@ pub fn after_error(
     if reflect::reflect_failed(state, ctx, err) {
         return None;
     }
-    if compact::after_too_long(state, ctx, call, err) {
+    let searching = matches!(state.next, Some(Next::Search(_)));
+    if !searching && compact::after_too_long(state, ctx, call, err) {
         return None;
     }
     let policy = RetryPolicy::of(&state.config);
@@ -367,6 +382,9 @@ pub fn after_error(
     );
     if retrying {
         return Some(policy.backoff_ms(ctx.now, state.attempts, err, state.run_id));
+    }
+    if search::model_failed(state, ctx, err, out) {
+        return None;
     }
     let mut info = ErrorInfo::from(err);
     if err.kind.is_retryable() {
@@ -412,7 +430,10 @@ pub fn after_reply(
     let used = executor::usage_of(&reply, call.estimate);
     state.usage.input += used.input;
     state.usage.output += used.output;
-    if call.purpose != Purpose::Compact {
+    if !matches!(
+        call.purpose,
+        Purpose::Compact | Purpose::Grade | Purpose::Rewrite
+    ) {
         state.last_prompt_tokens = used.input;
     }
     if reply.usage.is_some() && call.estimate > 0 {
@@ -429,6 +450,8 @@ pub fn after_reply(
         Purpose::Synthesize(why) => synthesis_reply(state, ctx, why, &reply, out),
         Purpose::Compact => compact::compact_reply(state, ctx, &reply),
         Purpose::Reflect => reflect::reflect_reply(state, ctx, &reply),
+        Purpose::Grade => search::grade_reply(state, &reply),
+        Purpose::Rewrite => search::rewrite_reply(state, ctx, &reply, out),
     }
 }
 
@@ -566,6 +589,7 @@ mod compact;
 mod end;
 mod reflect;
 mod reply;
+pub mod search;
 pub mod thought;
 
 pub use end::{best_answer, finish, halt};

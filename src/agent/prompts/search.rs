@@ -1,0 +1,242 @@
+//! The search phase's two model calls (seed 004 §6): the batched grading of one page of
+//! results, and the rewrite of a query that found too little; and their replies' parsers.
+//! Both requests are standalone (the goal, the query, the results; not the conversation),
+//! so they are small and their size is bounded. Results are web text: quoted inside the
+//! run's fence. Pure.
+
+use serde_json::Value;
+
+use super::{builtin, strings};
+use crate::agent::context;
+use crate::agent::fence::Fence;
+use crate::agent::template::TemplateError;
+use crate::llm::{ChatMessage, ChatRequest, JsonSchemaFormat, Role};
+use crate::state::search::{Confidence, Grade, SearchRun, Verdict};
+use crate::state::SessionState;
+use crate::types::json_text::json_objects;
+use crate::types::SearchResult;
+
+/// The JSON schema name of a grading reply.
+pub const GRADES_SCHEMA: &str = "search_grades";
+/// The JSON schema name of a rewrite reply.
+pub const REWRITE_SCHEMA: &str = "search_rewrite";
+
+/// Characters of a result's content shown to the grader (after its snippet).
+const GRADED_CONTENT_CHARS: usize = 600;
+/// Longest reason kept per grade (characters).
+pub const MAX_REASON_CHARS: usize = 300;
+
+/// The user's goal, as the grader and the rewriter see it.
+fn goal(state: &SessionState) -> String {
+    context::grounding(state).goal
+}
+
+/// The grading call for `results` (numbered from 1) found for `query`: JSON output
+/// constrained to [`grades_schema`] when the run asks for constrained output.
+pub fn grade(
+    state: &SessionState,
+    query: &str,
+    results: &[SearchResult],
+) -> Result<ChatRequest, TemplateError> {
+    let templates = builtin()?;
+    let fence = Fence::new(&state.nonce);
+    let system = templates.search.render(
+        &strings(&[("fence_tag", &fence.tag())]),
+        &["grade_system"],
+    )?;
+    let listed: Vec<String> = results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let (content, cut) = context::clip(r.content.trim(), GRADED_CONTENT_CHARS);
+            let more = if cut { "…" } else { "" };
+            let body = if r.snippet.trim() == r.content.trim() || content.is_empty() {
+                r.snippet.trim().to_string()
+            } else {
+                format!("{}\n{content}{more}", r.snippet.trim())
+            };
+            format!("[{}] {}\n{}\n{body}", i + 1, r.title.trim(), r.url)
+        })
+        .collect();
+    let count = results.len().to_string();
+    let request = templates.search.render(
+        &strings(&[
+            ("goal", &goal(state)),
+            ("query", query),
+            ("count", &count),
+            ("results", &fence.wrap(&listed.join("\n\n"))),
+        ]),
+        &["grade_request"],
+    )?;
+    Ok(ChatRequest {
+        messages: vec![
+            ChatMessage::new(Role::System, system),
+            ChatMessage::new(Role::User, request),
+        ],
+        tools: Vec::new(),
+        response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
+            name: GRADES_SCHEMA.into(),
+            schema: grades_schema(),
+        }),
+        // About 60 tokens a grade, and room for the JSON around them.
+        max_tokens: Some(
+            (u32::try_from(results.len()).unwrap_or(u32::MAX) * 80 + 64)
+                .min(state.config.max_output_tokens),
+        ),
+        stream: false,
+    })
+}
+
+/// The schema of a grading reply.
+pub fn grades_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "grades": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "index": { "type": "integer", "minimum": 1 },
+                        "relevant": { "type": "boolean" },
+                        "confidence": { "type": "number", "minimum": 0, "maximum": 1 },
+                        "reason": { "type": "string", "maxLength": MAX_REASON_CHARS }
+                    },
+                    "required": ["index", "relevant", "confidence", "reason"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["grades"],
+        "additionalProperties": false
+    })
+}
+
+/// The grades of a grading reply for `count` results: one entry per result, `None` where
+/// the reply gave none (a result graded twice keeps its first grade; grades of numbers out
+/// of range are ignored). `None` when the reply has no grades at all.
+pub fn parse_grades(text: &str, count: usize) -> Option<Vec<Option<Grade>>> {
+    let text = text.trim();
+    let grades = std::iter::once(text)
+        .chain(json_objects(text))
+        .find_map(|candidate| {
+            let value: Value = serde_json::from_str(candidate).ok()?;
+            value.get("grades")?.as_array().cloned()
+        })?;
+    let mut out: Vec<Option<Grade>> = vec![None; count];
+    let mut any = false;
+    for grade in &grades {
+        let Some(index) = grade.get("index").and_then(Value::as_u64) else {
+            continue;
+        };
+        let Some(slot) = usize::try_from(index)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| out.get_mut(i))
+        else {
+            continue;
+        };
+        if slot.is_some() {
+            continue;
+        }
+        let verdict = match grade.get("relevant") {
+            Some(Value::Bool(true)) => Verdict::Relevant,
+            Some(Value::Bool(false)) => Verdict::NotRelevant,
+            Some(Value::String(s)) if s == "relevant" || s == "yes" => Verdict::Relevant,
+            Some(Value::String(s)) if s == "not_relevant" || s == "no" => Verdict::NotRelevant,
+            _ => continue,
+        };
+        let confidence = grade
+            .get("confidence")
+            .and_then(Value::as_f64)
+            .map_or(Confidence::new(0.5), Confidence::new);
+        let reason = grade
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(|r| one_line(r, MAX_REASON_CHARS))
+            .unwrap_or_default();
+        *slot = Some(Grade {
+            verdict,
+            confidence: Some(confidence),
+            reason,
+        });
+        any = true;
+    }
+    any.then_some(out)
+}
+
+/// `text` on one line (whitespace runs made one space), cut to `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (kept, cut) = context::clip(&line, max);
+    if cut {
+        format!("{kept}…")
+    } else {
+        kept.to_string()
+    }
+}
+
+/// The rewrite call for `run`'s last query; `repeated`: the last rewrite repeated an
+/// earlier query (asked once more).
+pub fn rewrite(
+    state: &SessionState,
+    run: &SearchRun,
+    repeated: bool,
+) -> Result<ChatRequest, TemplateError> {
+    let templates = builtin()?;
+    let system = templates.search.render(&strings(&[]), &["rewrite_system"])?;
+    let mut values = strings(&[("goal", &goal(state)), ("problem", &run.problem)]);
+    let tried: Vec<Value> = run
+        .rounds
+        .iter()
+        .map(|r| Value::String(format!("- {}", r.query)))
+        .collect();
+    values.insert("tried".into(), Value::Array(tried));
+    let mut sections = vec!["rewrite_request"];
+    if repeated {
+        sections.push("rewrite_repeated");
+    }
+    let request = templates.search.render(&values, &sections)?;
+    Ok(ChatRequest {
+        messages: vec![
+            ChatMessage::new(Role::System, system),
+            ChatMessage::new(Role::User, request),
+        ],
+        tools: Vec::new(),
+        response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
+            name: REWRITE_SCHEMA.into(),
+            schema: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "query": { "type": "string", "minLength": 1, "maxLength": crate::tools::search::MAX_QUERY_CHARS }
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        }),
+        max_tokens: Some(128.min(state.config.max_output_tokens)),
+        stream: false,
+    })
+}
+
+/// The query of a rewrite reply: its JSON `query`, else the reply's first non-empty line
+/// (quotes trimmed); `None` when there is none or it is too long.
+pub fn parse_rewrite(text: &str) -> Option<String> {
+    let text = text.trim();
+    let from_json = std::iter::once(text)
+        .chain(json_objects(text))
+        .find_map(|candidate| {
+            let value: Value = serde_json::from_str(candidate).ok()?;
+            value.get("query")?.as_str().map(str::to_string)
+        });
+    let query = match from_json {
+        Some(q) => q,
+        None if text.starts_with('{') => return None,
+        None => text
+            .lines()
+            .map(|l| l.trim().trim_matches(|c| c == '"' || c == '\''))
+            .find(|l| !l.is_empty())?
+            .to_string(),
+    };
+    crate::tools::search::checked_query(&query).ok()
+}
