@@ -75,6 +75,27 @@ impl Reply {
             .to_string(),
         )
     }
+    /// A grading call's reply: one `(relevant, confidence, reason)` per result, numbered
+    /// from 1.
+    pub fn grades(grades: &[(bool, f64, &str)]) -> Self {
+        let grades: Vec<serde_json::Value> = grades
+            .iter()
+            .enumerate()
+            .map(|(i, (relevant, confidence, reason))| {
+                serde_json::json!({
+                    "index": i + 1,
+                    "relevant": relevant,
+                    "confidence": confidence,
+                    "reason": reason,
+                })
+            })
+            .collect();
+        Self::Text(serde_json::json!({ "grades": grades }).to_string())
+    }
+    /// A rewrite call's reply (`{"query": ...}`).
+    pub fn rewrite(query: &str) -> Self {
+        Self::Text(serde_json::json!({ "query": query }).to_string())
+    }
     /// An HTTP-status failure.
     pub fn status(status: u16) -> Self {
         let mut e = LlmError::new(LlmErrorKind::from_status(status), format!("HTTP {status}"));
@@ -280,6 +301,10 @@ pub enum RequestKind {
     Compaction,
     /// Asks for a reflection on a failed action.
     Reflection,
+    /// Grades web search results.
+    Grading,
+    /// Rewrites a search query.
+    Rewrite,
     /// Neither tools nor a schema.
     Synthesis,
     /// Another schema (named).
@@ -289,6 +314,17 @@ pub enum RequestKind {
 impl RequestKind {
     /// The kind of `request`.
     pub fn of(request: &ChatRequest) -> Self {
+        let system = request
+            .messages
+            .first()
+            .filter(|m| m.role == Role::System)
+            .map_or("", |m| m.content.as_str());
+        if system.starts_with("You grade web search results") {
+            return Self::Grading;
+        }
+        if system.starts_with("You rewrite web search queries") {
+            return Self::Rewrite;
+        }
         match request.response_format.as_ref().map(|f| f.name.as_str()) {
             Some("control") => Self::Observe,
             Some("compaction") => Self::Compaction,
