@@ -22,6 +22,10 @@ struct TrajectoryDoc<'a> {
     answer: &'a str,
     partial: bool,
     error: &'a Option<ErrorInfo>,
+    /// What the run told the user besides the answer (a search disclaimer among them).
+    notices: &'a [String],
+    /// The sources the answer cites (title and URL).
+    sources: &'a [crate::state::sources::Source],
     page: Option<PageSummary<'a>>,
     config: &'a RunConfig,
     metrics: Metrics,
@@ -51,6 +55,8 @@ impl<'a> TrajectoryDoc<'a> {
             answer: &state.answer,
             partial: state.partial,
             error: &state.error,
+            notices: &state.notices,
+            sources: &state.sources,
             page: state.page.as_ref().map(|p| PageSummary {
                 title: &p.title,
                 url: &p.url,

@@ -40,10 +40,9 @@ pub fn grade(
 ) -> Result<ChatRequest, TemplateError> {
     let templates = builtin()?;
     let fence = Fence::new(&state.nonce);
-    let system = templates.search.render(
-        &strings(&[("fence_tag", &fence.tag())]),
-        &["grade_system"],
-    )?;
+    let system = templates
+        .search
+        .render(&strings(&[("fence_tag", &fence.tag())]), &["grade_system"])?;
     let listed: Vec<String> = results
         .iter()
         .enumerate()
@@ -184,8 +183,14 @@ pub fn rewrite(
     repeated: bool,
 ) -> Result<ChatRequest, TemplateError> {
     let templates = builtin()?;
-    let system = templates.search.render(&strings(&[]), &["rewrite_system"])?;
-    let mut values = strings(&[("goal", &goal(state)), ("problem", &run.problem)]);
+    let fence = Fence::new(&state.nonce);
+    let system = templates.search.render(
+        &strings(&[("fence_tag", &fence.tag())]),
+        &["rewrite_system"],
+    )?;
+    // The grader's reasons were written from web text: quoted as data.
+    let problem = fence.wrap(&run.problem);
+    let mut values = strings(&[("goal", &goal(state)), ("problem", &problem)]);
     let tried: Vec<Value> = run
         .rounds
         .iter()
