@@ -76,6 +76,9 @@ enum Kind {
     /// A question in a session whose earlier turns fill the window past "Compact at": the
     /// run begins with the compaction phase (a model call).
     Compact,
+    /// A question with web search on: the first step also searches the web (a search whose
+    /// results are graded not relevant, a rewrite, a second search graded relevant).
+    Search,
 }
 
 /// The earlier turns of a `Kind::Compact` session.
@@ -84,7 +87,7 @@ const EARLIER_TURNS: usize = 6;
 impl Kind {
     fn request(self) -> serde_json::Value {
         match self {
-            Self::Ask | Self::Compact => serde_json::json!({
+            Self::Ask | Self::Compact | Self::Search => serde_json::json!({
                 "id": 1, "type": "ask", "session": SESSION, "question": QUESTION, "tab_id": 1,
             }),
             Self::Explain => serde_json::json!({
@@ -127,7 +130,10 @@ impl LlmClient for Oracle {
         let results = request
             .messages
             .iter()
-            .filter(|m| m.role == Role::Tool && m.tool_call_id.as_deref() != Some(PREPARED))
+            .filter(|m| {
+                m.role == Role::Tool
+                    && !matches!(m.tool_call_id.as_deref(), Some(PREPARED | SEARCH_CALL))
+            })
             .count();
         let usage = Some(Usage {
             input: 100,
@@ -150,6 +156,16 @@ impl LlmClient for Oracle {
                 usage,
                 ..Default::default()
             },
+            Some("search_grades") => ChatResponse {
+                content: grades(&request.messages[1].content),
+                usage,
+                ..Default::default()
+            },
+            Some("search_rewrite") => ChatResponse {
+                content: serde_json::json!({ "query": REWRITTEN }).to_string(),
+                usage,
+                ..Default::default()
+            },
             Some(_) => ChatResponse {
                 content: r#"{"should_continue": true, "final_answer": null, "failed": false}"#
                     .into(),
@@ -157,14 +173,22 @@ impl LlmClient for Oracle {
                 ..Default::default()
             },
             None if !request.tools.is_empty() => {
-                let calls = plan(results);
+                let mut calls = plan(results);
+                let searching = request.tools.iter().any(|t| t.name == "search_web_for_info");
+                if results == 0 && searching {
+                    calls.insert(0, ("search_web_for_info", r#"{"query": "tides"}"#));
+                }
                 ChatResponse {
                     content: format!("Step after {results} results: I will use {}.", calls[0].0),
                     tool_calls: calls
                         .into_iter()
                         .enumerate()
                         .map(|(i, (name, arguments))| ToolCall {
-                            id: format!("call_{results}_{i}"),
+                            id: if name == "search_web_for_info" {
+                                SEARCH_CALL.into()
+                            } else {
+                                format!("call_{results}_{i}")
+                            },
                             name: name.into(),
                             arguments: arguments.into(),
                         })
@@ -183,6 +207,75 @@ impl LlmClient for Oracle {
             }
         };
         future::ready(Ok(reply)).boxed_local()
+    }
+}
+
+/// The id of a `Kind::Search` run's search call (its result is not one of the plan's).
+const SEARCH_CALL: &str = "search";
+/// What the rewrite call answers.
+const REWRITTEN: &str = "tides moon gravity";
+
+/// A grading reply for the results listed in `request` (`[n] Title` lines): those whose
+/// title names a band are not relevant.
+fn grades(request: &str) -> String {
+    let grades: Vec<serde_json::Value> = request
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix('[')?;
+            let (n, title) = rest.split_once("] ")?;
+            let n: u32 = n.parse().ok()?;
+            Some(serde_json::json!({
+                "index": n,
+                "relevant": !title.contains("Band"),
+                "confidence": 0.8,
+                "reason": if title.contains("Band") { "a band, not the sea" } else { "about the tides" },
+            }))
+        })
+        .collect();
+    serde_json::json!({ "grades": grades }).to_string()
+}
+
+/// A search service that takes two polls and answers by the query: a band's pages for the
+/// first query, the tides' for the rewrite. Counts the searches that finished.
+struct Searches(Rc<Cell<u32>>);
+
+impl knowledgelens::ports::SearchClient for Searches {
+    fn search<'a>(
+        &'a self,
+        query: &'a knowledgelens::ports::SearchQuery,
+    ) -> LocalBoxFuture<
+        'a,
+        Result<Vec<knowledgelens::types::SearchResult>, knowledgelens::types::SearchError>,
+    > {
+        async move {
+            yield_now().await;
+            yield_now().await;
+            self.0.set(self.0.get() + 1);
+            let topic = if query.text == REWRITTEN {
+                "Tide"
+            } else {
+                "Tides Band"
+            };
+            Ok((1..=2)
+                .map(|i| {
+                    knowledgelens::testing::search_result(
+                        &format!("{topic} {i}"),
+                        &format!("https://wiki.test/{}/{i}", topic.replace(' ', "_")),
+                        "The moon pulls the oceans.",
+                    )
+                })
+                .collect())
+        }
+        .boxed_local()
+    }
+}
+
+impl knowledgelens::search::SearchFactory for Searches {
+    fn client(
+        &self,
+        _config: knowledgelens::search::SearchConfig,
+    ) -> Rc<dyn knowledgelens::ports::SearchClient> {
+        Rc::new(Searches(self.0.clone()))
     }
 }
 
@@ -273,6 +366,7 @@ struct World {
     llm: Rc<YieldingLlm<Oracle>>,
     lookups: Rc<Cell<u32>>,
     notes: Rc<Cell<u32>>,
+    searches: Rc<Cell<u32>>,
 }
 
 impl World {
@@ -303,6 +397,16 @@ impl World {
             futures::executor::block_on(state::save(store.as_ref(), &mut earlier))
                 .expect("the earlier session is saved");
         }
+        if kind == Kind::Search {
+            let searching = Settings {
+                search_provider: knowledgelens::settings::WebSearch::Wikipedia,
+                ..Settings::default()
+            };
+            settings.data.borrow_mut().insert(
+                SETTINGS_KEY.into(),
+                serde_json::to_string(&searching).unwrap(),
+            );
+        }
         store.keep_history.set(true);
         let oracle = Oracle::default();
         Self {
@@ -316,6 +420,7 @@ impl World {
             llm: Rc::new(YieldingLlm::new(oracle, MODEL_YIELDS)),
             lookups: Rc::new(Cell::new(0)),
             notes: Rc::new(Cell::new(0)),
+            searches: Rc::new(Cell::new(0)),
         }
     }
 
@@ -339,7 +444,7 @@ impl World {
             pages: Rc::new(StaticPages(pages)),
             models: Rc::new(FixedModel(self.llm.clone())),
             random: Rc::new(SeededRandom::new(7).at_most(usize::from(self.asking.get()))),
-            search: Rc::new(knowledgelens::testing::NoSearch),
+            search: Rc::new(Searches(self.searches.clone())),
         };
         let tools = ToolBox::builtin()
             .with(Box::new(Lookup(self.lookups.clone())))
@@ -511,6 +616,36 @@ impl Outcome {
         self
     }
 
+    /// Whether a search in it graded or rewrote without the model (its call cut off more
+    /// often than the retry bound allows).
+    fn searched_without_the_model(&self) -> bool {
+        self.trajectory
+            .iter()
+            .any(|(_, item)| matches!(item, Item::SearchFallback { .. }))
+    }
+
+    /// This outcome with its searches' entries and results left out (the calls kept).
+    fn search_aside(mut self) -> Self {
+        self.trajectory.retain(|(_, item)| {
+            !matches!(
+                item,
+                Item::Search { .. }
+                    | Item::Grades { .. }
+                    | Item::Rewrite { .. }
+                    | Item::SearchFallback { .. }
+            )
+        });
+        for (_, item) in &mut self.trajectory {
+            if let Item::ToolResult { name, content, .. } = item {
+                if name == "search_web_for_info" {
+                    content.clear();
+                }
+            }
+        }
+        self.notices.retain(|n| !n.contains("web"));
+        self
+    }
+
     /// This outcome with the side effect's result as a resumed run reports it.
     fn with_side_effect_not_repeated(mut self) -> Self {
         for (_, item) in &mut self.trajectory {
@@ -563,6 +698,7 @@ struct Reference {
     polls: usize,
     model_calls: usize,
     lookups: u32,
+    searches: u32,
     /// Saves made by the ask, before the run future is first polled.
     saves_before_run: usize,
     /// Saves made in all.
@@ -573,6 +709,7 @@ thread_local! {
     static REFERENCE: Reference = run_reference(Kind::Ask);
     static EXPLAIN_REFERENCE: Reference = run_reference(Kind::Explain);
     static COMPACT_REFERENCE: Reference = run_reference(Kind::Compact);
+    static SEARCH_REFERENCE: Reference = run_reference(Kind::Search);
 }
 
 fn reference() -> Reference {
@@ -584,6 +721,7 @@ fn reference_of(kind: Kind) -> Reference {
         Kind::Ask => reference(),
         Kind::Explain => EXPLAIN_REFERENCE.with(Reference::clone),
         Kind::Compact => COMPACT_REFERENCE.with(Reference::clone),
+        Kind::Search => SEARCH_REFERENCE.with(Reference::clone),
     }
 }
 
@@ -620,6 +758,7 @@ fn run_reference(kind: Kind) -> Reference {
         polls,
         model_calls: world.llm.started(),
         lookups: world.lookups.get(),
+        searches: world.searches.get(),
         saves_before_run,
         saves,
     }
@@ -642,6 +781,11 @@ fn assert_no_lost_or_duplicated_step(outcome: &Outcome, context: &str) {
                 assert!(!answering, "{context}: a call among results");
                 open.push_back(call.id.clone());
             }
+            // A search's entries come between its call and its result.
+            Item::Search { .. }
+            | Item::Grades { .. }
+            | Item::Rewrite { .. }
+            | Item::SearchFallback { .. } => {}
             Item::ToolResult { call_id, .. } => {
                 answering = true;
                 assert_eq!(
@@ -667,13 +811,13 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
     let world = &chaos.world;
     let stored = world.stored();
     let outcome = Outcome::of(&stored);
-    let expected = if chaos.side_effect_cut {
+    let base = if chaos.side_effect_cut {
         reference.outcome.clone().with_side_effect_not_repeated()
     } else {
         reference.outcome.clone()
     };
     // A reflection call cut off twice is not made a third time: its fallback is stored.
-    let expected = expected.with_fallback_reflections_of(&outcome);
+    let expected = base.clone().with_fallback_reflections_of(&outcome);
     assert!(
         outcome.fallbacks() * 2 <= chaos.cuts,
         "{context}: {} fallback reflections after {} cuts",
@@ -691,7 +835,8 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
         // The best answer so far may be recorded last; before it, nothing but the
         // uninterrupted run's own entries, in order.
         // (A compaction cut too often was done without the model: its result aside.)
-        let mut kept = outcome.clone().summary_aside().trajectory;
+        // (So is a search whose grading or rewrite was cut too often: its entries aside.)
+        let mut kept = outcome.clone().summary_aside().search_aside().trajectory;
         if matches!(kept.last(), Some((_, Item::Answer { partial: true, .. }))) {
             kept.pop();
         }
@@ -699,6 +844,7 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
             expected
                 .clone()
                 .summary_aside()
+                .search_aside()
                 .trajectory
                 .starts_with(&kept),
             "{context}: not a prefix of the uninterrupted trajectory:\n{kept:#?}"
@@ -717,6 +863,18 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
             expected.clone().summary_aside(),
             "{context}"
         );
+    } else if may_give_up && outcome.searched_without_the_model() {
+        // A grading or rewrite call cut off more often than the retry bound allows is
+        // done without the model: the same run, but for what the search found.
+        assert!(
+            chaos.cuts > RunConfig::default().max_retries as usize,
+            "{context}: searched without the model after only {} cuts",
+            chaos.cuts
+        );
+        assert!(!expected.searched_without_the_model());
+        let got = outcome.clone().search_aside();
+        let want = base.search_aside().with_fallback_reflections_of(&got);
+        assert_eq!(got, want, "{context}");
     } else {
         assert_eq!(outcome, expected, "{context}");
     }
@@ -731,9 +889,10 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
     // A cut redoes at most the one operation in flight (or just finished and not saved).
     let redone_calls = world.llm.started().saturating_sub(reference.model_calls);
     let redone_lookups = world.lookups.get().saturating_sub(reference.lookups) as usize;
+    let redone_searches = world.searches.get().saturating_sub(reference.searches) as usize;
     assert!(
-        redone_calls + redone_lookups <= chaos.cuts,
-        "{context}: {redone_calls} model calls and {redone_lookups} lookups redone for {} cuts",
+        redone_calls + redone_lookups + redone_searches <= chaos.cuts,
+        "{context}: {redone_calls} model calls, {redone_lookups} lookups and {redone_searches} searches redone for {} cuts",
         chaos.cuts
     );
     assert!(world.endings() <= 1, "{context}: the run ended twice");
@@ -796,6 +955,33 @@ fn a_compacting_run_cut_once_anywhere_finishes_as_if_never_cut() {
         reference_of(Kind::Ask).model_calls + 1
     );
     cut_once_anywhere(Kind::Compact);
+}
+
+#[test]
+fn a_searching_run_cut_once_anywhere_finishes_as_if_never_cut() {
+    let reference = reference_of(Kind::Search);
+    // Two searches (the first graded not relevant, then the rewrite's graded relevant), in
+    // the first step, between the search call and its result.
+    let search: Vec<&str> = reference
+        .outcome
+        .trajectory
+        .iter()
+        .filter_map(|(step, item)| match item {
+            Item::Search { .. } if *step == 1 => Some("search"),
+            Item::Grades { .. } if *step == 1 => Some("grades"),
+            Item::Rewrite { .. } if *step == 1 => Some("rewrite"),
+            Item::SearchFallback { .. } => Some("fallback"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(search, ["search", "grades", "rewrite", "search", "grades"]);
+    assert_eq!(reference.searches, 2);
+    assert_eq!(
+        reference.model_calls,
+        reference_of(Kind::Ask).model_calls + 3,
+        "two gradings and a rewrite"
+    );
+    cut_once_anywhere(Kind::Search);
 }
 
 fn cut_once_anywhere(kind: Kind) {
@@ -895,7 +1081,7 @@ proptest! {
     #[test]
     fn random_cuts_within_the_retry_bound_change_nothing(
         cuts in proptest::collection::vec(1usize..90, 1..=3),
-        kind in prop_oneof![Just(Kind::Ask), Just(Kind::Explain), Just(Kind::Compact)],
+        kind in prop_oneof![Just(Kind::Ask), Just(Kind::Explain), Just(Kind::Compact), Just(Kind::Search)],
     ) {
         let reference = reference_of(kind);
         let chaos = run_with_cuts(kind, &cuts);
@@ -908,7 +1094,7 @@ proptest! {
     #[test]
     fn many_random_cuts_end_within_the_retry_bound(
         cuts in proptest::collection::vec(prop_oneof![1usize..60, 5usize..10], 4..=14),
-        kind in prop_oneof![Just(Kind::Ask), Just(Kind::Explain), Just(Kind::Compact)],
+        kind in prop_oneof![Just(Kind::Ask), Just(Kind::Explain), Just(Kind::Compact), Just(Kind::Search)],
     ) {
         let reference = reference_of(kind);
         let chaos = run_with_cuts(kind, &cuts);

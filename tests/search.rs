@@ -119,19 +119,6 @@ fn answer(text: &str) -> Reply {
     )
 }
 
-fn queries(state: &SessionState) -> Vec<String> {
-    state
-        .trajectory
-        .iter()
-        .filter_map(|e| match &e.item {
-            Item::Search {
-                query, error: None, ..
-            } => Some(query.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 fn fallbacks(state: &SessionState) -> Vec<Fallback> {
     state
         .trajectory
