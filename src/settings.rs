@@ -167,6 +167,9 @@ pub struct Settings {
     pub search_base_url: String,
     /// "Search API key" (Brave, Tavily).
     pub search_api_key: String,
+    /// Whether the user answered the popup's offer to search the web ("Turn on" or "Not
+    /// now"): it is made once, and never again after an answer.
+    pub search_offered: bool,
 }
 
 impl Default for Settings {
@@ -189,6 +192,7 @@ impl Default for Settings {
             search_provider: WebSearch::Off,
             search_base_url: String::new(),
             search_api_key: String::new(),
+            search_offered: false,
         }
     }
 }
@@ -464,6 +468,12 @@ impl Settings {
             cached_input: p.cached_input,
             source: PriceSource::Table,
         })
+    }
+
+    /// Whether the popup offers web search after a question: search is off and the offer
+    /// was never answered.
+    pub fn offers_search(&self) -> bool {
+        self.search_provider == WebSearch::Off && !self.search_offered
     }
 
     /// Loads the settings; defaults when none are saved or the record cannot be used

@@ -151,6 +151,32 @@ fn web_search_is_off_by_default_and_old_records_keep_it_off() {
 }
 
 #[test]
+fn the_search_offer_is_made_until_answered_and_its_answer_round_trips() {
+    // A record from before the offer loads as never answered.
+    let v2 = r#"{"version":2,"provider":"openai_compatible","base_url":"http://x/v1","search_provider":"off"}"#;
+    let old = Settings::decode(v2).expect("decodes");
+    assert!(!old.search_offered);
+    assert!(old.offers_search());
+    assert!(Settings::default().offers_search());
+    let answered = Settings {
+        search_offered: true,
+        ..old.clone()
+    }
+    .validated()
+    .expect("valid");
+    assert!(!answered.offers_search());
+    let wire = serde_json::to_string(&answered).expect("ser");
+    assert!(wire.contains(r#""search_offered":true"#), "{wire}");
+    assert_eq!(Settings::decode(&wire).expect("decodes"), answered);
+    // Search already on: nothing to offer.
+    let on = Settings {
+        search_provider: WebSearch::Wikipedia,
+        ..old
+    };
+    assert!(!on.offers_search());
+}
+
+#[test]
 fn web_search_fields_are_normalized_and_explained() {
     let on = |provider, base: &str, key: &str| Settings {
         search_provider: provider,
