@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { seriousViolations } from './support/axe.mjs';
 import { openPopup, screenshot, waitUntil } from './support/browser.mjs';
 import { startHarness } from './support/harness.mjs';
 import { startScriptedMediaWiki } from './support/mediawiki-server.mjs';
@@ -66,7 +67,12 @@ test('a question offers web search and is still answered; Not now ends the offer
   assert.equal(done.state, 'completed', JSON.stringify(done));
   assert.equal(done.answerText, ANSWER, 'the question was answered without waiting for the card');
   assert.equal(await card.isVisible(), true, 'the card stays until answered');
+  assert.deepEqual(await seriousViolations(popup), [], 'axe on the popup with the card');
   await screenshot(popup, 'search-offer.png');
+  await popup.emulateMedia({ colorScheme: 'dark' });
+  assert.deepEqual(await seriousViolations(popup), [], 'axe on the card in the dark theme');
+  await screenshot(popup, 'search-offer-dark.png');
+  await popup.emulateMedia({ colorScheme: 'light' });
 
   await card.getByRole('button', { name: 'Not now', exact: true }).click();
   await card.waitFor({ state: 'hidden' });
