@@ -18,6 +18,7 @@ import {
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { renderConversations } from './ui/conversations.js';
 import { openSidePanel, pageAccess, requestOrigin } from './ui/panel.js';
+import { createSearchOffer } from './ui/search-offer.js';
 import { createStepsView } from './ui/steps.js';
 
 const el = Object.fromEntries(
@@ -30,7 +31,8 @@ const el = Object.fromEntries(
     'readonly-back', 'cost', 'context-share', 'steps-section', 'steps-toggle', 'steps-count', 'steps',
     'step-list', 'sources-section', 'sources', 'new-conversation', 'archive-toggle', 'copy-done',
     'copy-answer', 'archive', 'clear-history', 'archive-empty', 'archive-list', 'explain-form',
-    'selection', 'explain', 'explain-note',
+    'selection', 'explain', 'explain-note', 'search-offer', 'search-offer-on', 'search-offer-later',
+    'search-offer-done',
   ].map((id) => [id, document.getElementById(id)]),
 );
 
@@ -84,6 +86,14 @@ const state = {
 
 const stepsView = createStepsView(el['step-list']);
 const answerView = createAnswerView(el.answer);
+const searchOffer = createSearchOffer(
+  {
+    section: el['search-offer'], turnOn: el['search-offer-on'], notNow: el['search-offer-later'],
+    done: el['search-offer-done'], after: el.question,
+  },
+  (type, fields) => connection.request(type, fields),
+  (err) => showRequestError(err),
+);
 
 function stepsInput() {
   return Number(el['max-steps'].value) || MAX_STEPS_DEFAULT;
@@ -186,7 +196,9 @@ async function startRun(type, fields) {
   state.requestError = null;
   render();
   try {
-    adopt(await connection.request(type, { session: state.session, tab_id: state.tabId, max_steps: steps, ...fields }));
+    const view = await connection.request(type, { session: state.session, tab_id: state.tabId, max_steps: steps, ...fields });
+    adopt(view);
+    searchOffer.offer(view);
     return true;
   } catch (err) {
     showRequestError(err);

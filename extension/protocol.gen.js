@@ -28,6 +28,7 @@ export const REQUESTS = Object.freeze({
   "NEW_CONVERSATION": "new_conversation",
   "OPEN_CONVERSATION": "open_conversation",
   "SAVE_SETTINGS": "save_settings",
+  "SEARCH_OFFER": "search_offer",
   "SNAPSHOT": "snapshot",
   "STOP": "stop",
   "TEST_CONNECTION": "test_connection",
@@ -236,6 +237,12 @@ export const SEARCH_PROVIDERS = Object.freeze({
   }
 });
 
+/** The answers to the popup's offer to search the web (`answer` of `search_offer`), by name. */
+export const SEARCH_OFFER_ANSWERS = Object.freeze({
+  "NOT_NOW": "not_now",
+  "TURN_ON": "turn_on"
+});
+
 /** The settings a fresh install starts from. */
 export const DEFAULT_SETTINGS = Object.freeze({
   "api_key": "",
@@ -255,6 +262,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   "reading_level": "standard",
   "search_api_key": "",
   "search_base_url": "",
+  "search_offered": false,
   "search_provider": "off",
   "stream": true,
   "token_budget": 32000,

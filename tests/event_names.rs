@@ -191,6 +191,7 @@ fn session_view_fields_are_frozen() {
             "phase",
             "question",
             "rev",
+            "search_offer",
             "seq",
             "session",
             "setup_needed",

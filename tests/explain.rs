@@ -228,6 +228,7 @@ fn the_panel_may_only_snapshot_stop_or_follow_up_on_its_own_tab() {
         "new_conversation",
         "answer_input",
         "ack_input",
+        "search_offer",
         "nonsense",
     ] {
         let request = json!({"id": 3, "type": kind, "session": "tab:12", "question": "x",

@@ -16,6 +16,17 @@ const LABELS = {
   error: 'Error',
   answer: 'Answer',
   compaction: 'Compaction',
+  search: 'Web search',
+  grades: 'Grades',
+  rewrite: 'Rewritten query',
+  search_fallback: 'Search fallback',
+};
+
+/** A result's grade as its mark shows it; anything else counts as ungraded. */
+const GRADE_MARKS = {
+  relevant: 'relevant',
+  not_relevant: 'not relevant',
+  ungraded: 'ungraded',
 };
 
 /** `text` as pretty JSON when it is JSON, else unchanged. */
@@ -69,11 +80,68 @@ function toolResult(item) {
   ];
 }
 
+/** `url` as a link when it is http(s), else as text: results come from the web. */
+function urlNode(url) {
+  const text = String(url ?? '');
+  let web = false;
+  try {
+    web = ['http:', 'https:'].includes(new URL(text).protocol);
+  } catch {
+    web = false;
+  }
+  if (!web) return h('span', { className: 'grade-url' }, text);
+  return h('a', { className: 'grade-url', href: text, target: '_blank', rel: 'noopener noreferrer' }, text);
+}
+
+/** "confidence 85%", or '' when the grader gave none. */
+function confidenceText(confidence) {
+  if (confidence === null || confidence === undefined || confidence === '') return '';
+  const value = Number(confidence);
+  if (!Number.isFinite(value)) return '';
+  return `confidence ${Math.round(Math.min(1, Math.max(0, value)) * 100)}%`;
+}
+
+function gradeNode(result) {
+  const grade = Object.hasOwn(GRADE_MARKS, result?.grade) ? result.grade : 'ungraded';
+  const confidence = confidenceText(result?.confidence);
+  const reason = String(result?.reason ?? '');
+  return h(
+    'li',
+    { className: `grade grade-${grade}` },
+    h(
+      'p',
+      { className: 'grade-head' },
+      h('span', { className: `mark mark-${grade.replace('_', '-')}` }, GRADE_MARKS[grade]),
+      h('span', { className: 'grade-title' }, String(result?.title ?? '') || '(untitled)'),
+    ),
+    urlNode(result?.url),
+    confidence || reason
+      ? h(
+        'p',
+        { className: 'grade-note' },
+        confidence ? h('span', { className: 'grade-confidence' }, confidence) : null,
+        confidence && reason ? ' — ' : null,
+        reason ? h('span', { className: 'grade-reason' }, reason) : null,
+      )
+      : null,
+  );
+}
+
+function grades(item) {
+  const content = [heading(item, LABELS.grades), h('p', { className: 'entry-text' }, item.text ?? '')];
+  const results = Array.isArray(item.grades) ? item.grades : [];
+  if (results.length) {
+    content.push(h('ul', { className: 'grade-list', 'aria-label': 'Result grades' }, results.map(gradeNode)));
+  }
+  return content;
+}
+
 function entryNode(item) {
   const kind = LABELS[item.kind] ? item.kind : 'thought';
   let content;
   if (kind === 'tool_call') content = toolCall(item);
   else if (kind === 'tool_result') content = toolResult(item);
+  else if (kind === 'grades') content = grades(item);
   else content = [heading(item, LABELS[kind]), h('p', { className: 'entry-text' }, item.text ?? '')];
   const classes = ['entry', `entry-${kind}`, item.failed ? 'is-failed' : '', item.retrying ? 'is-retrying' : ''];
   return h('li', { className: classes.filter(Boolean).join(' '), 'data-index': item.index }, ...content);

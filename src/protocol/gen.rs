@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use super::panel::PanelCommand;
 use super::{
-    ApiErrorKind, Command, MAX_CONTEXT_CHARS, MAX_QUESTION_CHARS, MAX_SELECTION_CHARS,
-    PAGE_READ_TIMEOUT_MS, PANEL_PORT_NAME, PORT_NAME,
+    ApiErrorKind, Command, SearchOfferAnswer, MAX_CONTEXT_CHARS, MAX_QUESTION_CHARS,
+    MAX_SELECTION_CHARS, PAGE_READ_TIMEOUT_MS, PANEL_PORT_NAME, PORT_NAME,
 };
 use crate::llm::provider::Provider;
 use crate::search::{brave, tavily, SearchProvider};
@@ -209,6 +209,16 @@ pub fn protocol_js() -> String {
             "Each value of the setting \"Search provider\", in the order to list them: its label, default base URL (Wikipedia's follows the page's language) and what it needs.",
             "SEARCH_PROVIDERS",
             Value::Object(searches),
+        ),
+        (
+            "The answers to the popup's offer to search the web (`answer` of `search_offer`), by name.",
+            "SEARCH_OFFER_ANSWERS",
+            Value::Object(
+                SearchOfferAnswer::ALL
+                    .iter()
+                    .map(|(_, name)| (name.to_ascii_uppercase(), json!(name)))
+                    .collect(),
+            ),
         ),
         (
             "The settings a fresh install starts from.",

@@ -156,6 +156,13 @@ impl Request {
                 )?,
             },
             "clear_history" => Command::ClearHistory,
+            "search_offer" => Command::SearchOffer {
+                answer: SearchOfferAnswer::parse(
+                    raw.answer
+                        .as_deref()
+                        .ok_or_else(|| missing("an \"answer\" (\"turn_on\" or \"not_now\")"))?,
+                )?,
+            },
             other => {
                 return Err(ApiError::bad_request(format!(
                     "Unreadable request: unknown type \"{other}\"."
@@ -267,11 +274,47 @@ pub enum Command {
         /// The settings to try.
         settings: Settings,
     },
+    /// The user's answer to the popup's offer to search the web (made while search is off
+    /// and the offer was never answered): saves it, and turns Wikipedia search on for
+    /// "Turn on". Reply: [`reply::SearchOfferReply`].
+    SearchOffer {
+        /// "Turn on" or "Not now".
+        answer: SearchOfferAnswer,
+    },
+}
+
+/// The answers to the popup's offer to search the web.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchOfferAnswer {
+    /// "Turn on": search Wikipedia (no key, no host permission).
+    TurnOn,
+    /// "Not now": search stays off, and the offer is not made again.
+    NotNow,
+}
+
+impl SearchOfferAnswer {
+    /// Every answer, with its wire name.
+    pub const ALL: [(SearchOfferAnswer, &'static str); 2] =
+        [(Self::TurnOn, "turn_on"), (Self::NotNow, "not_now")];
+
+    /// The answer named `text`, or why it is not one.
+    pub fn parse(text: &str) -> Result<Self, ApiError> {
+        Self::ALL
+            .iter()
+            .find(|(_, name)| *name == text)
+            .map(|(answer, _)| *answer)
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "Unreadable request: \"{text}\" is not an answer to the search offer (\"turn_on\" or \"not_now\")."
+                ))
+            })
+    }
 }
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 16] = [
+    pub const NAMES: [&'static str; 17] = [
         "snapshot",
         "ask",
         "stop",
@@ -288,6 +331,7 @@ impl Command {
         "clear_history",
         "explain",
         "test_search",
+        "search_offer",
     ];
 
     /// This request's wire name.
@@ -309,6 +353,7 @@ impl Command {
             Self::ClearHistory => 13,
             Self::Explain { .. } => 14,
             Self::TestSearch { .. } => 15,
+            Self::SearchOffer { .. } => 16,
         };
         Self::NAMES[index]
     }

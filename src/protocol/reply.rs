@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{ApiError, SessionView};
 use crate::llm::doctor::Diagnosis;
 use crate::llm::provider::{Capabilities, Provider};
-use crate::settings::Settings;
+use crate::settings::{Settings, WebSearch};
 use crate::state::ArchiveSummary;
 use crate::types::SearchError;
 
@@ -142,6 +142,15 @@ pub struct SearchCheckFailed {
     pub error: SearchError,
 }
 
+/// `search_offer`: web search as it is now that the offer is answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchOfferReply {
+    /// The setting "Search provider" (`wikipedia` after "Turn on").
+    pub search_provider: WebSearch,
+    /// Always true: the offer is not made again.
+    pub search_offered: bool,
+}
+
 /// `history`: the archived conversations of every tab, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistoryReply {
@@ -185,6 +194,8 @@ pub enum Response {
     Models(ModelsReply),
     /// `test_search`.
     SearchCheck(Box<SearchCheckReply>),
+    /// `search_offer`.
+    SearchOffer(SearchOfferReply),
     /// `history`.
     History(HistoryReply),
     /// `clear_history`.
@@ -216,6 +227,7 @@ response_from! {
     ConnectionReply => |v| Self::Connection(Box::new(v));
     ModelsReply => |v| Self::Models(v);
     SearchCheckReply => |v| Self::SearchCheck(Box::new(v));
+    SearchOfferReply => |v| Self::SearchOffer(v);
     HistoryReply => |v| Self::History(v);
     ClearedReply => |v| Self::Cleared(v);
 }

@@ -88,6 +88,10 @@ pub struct SessionView {
     /// No model is set up yet: the popup shows its setup card.
     #[serde(default)]
     pub setup_needed: bool,
+    /// Set on the reply to `ask` while web search is off and its offer was never answered:
+    /// the popup offers to turn it on (`search_offer`).
+    #[serde(default)]
+    pub search_offer: bool,
     /// The session's persisted revision this view reflects.
     #[serde(default)]
     pub rev: u64,
@@ -170,6 +174,7 @@ impl SessionView {
             }),
             updated_at: state.updated_at,
             setup_needed: false,
+            search_offer: false,
             rev: state.rev,
             seq: state.seq,
             draft: if running {

@@ -181,6 +181,7 @@ impl Service {
             Command::TestConnection { settings } => reply(self.test_connection(settings).await),
             Command::ListModels { settings } => reply(self.list_models(settings).await),
             Command::TestSearch { settings } => reply(Ok(self.test_search(settings).await)),
+            Command::SearchOffer { answer } => reply(self.search_offer(answer).await),
             Command::NewConversation { session } => reply(self.new_conversation(session).await),
             Command::History => reply(self.history().await),
             Command::OpenConversation { conversation } => {

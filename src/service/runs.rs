@@ -201,9 +201,14 @@ impl Service {
         }
         let nonce = draw_nonce(self.ports.random.as_ref())
             .map_err(|e| ApiError::new(ApiErrorKind::Internal, format!("Could not start: {e}.")))?;
-        let settings = Settings::load(self.ports.settings.as_ref())
+        let (settings, configured, problem) = Settings::load_checked(self.ports.settings.as_ref())
             .await
             .map_err(|e| ApiError::storage("read the settings", e))?;
+        // A question (not an explanation) with a model set up and search never offered.
+        let search_offer = matches!(begin, Begin::Question(_))
+            && configured
+            && problem.is_none()
+            && settings.offers_search();
         let Loaded { mut state, damage } = self.load_session(key).await?;
         let mut notices: Vec<String> = damage.into_iter().collect();
         let page = match tab_id {
@@ -228,7 +233,8 @@ impl Service {
                 "Could not save this session ({e}); the run continues in memory."
             )),
         }
-        let view = SessionView::of(&state);
+        let mut view = SessionView::of(&state);
+        view.search_offer = search_offer;
         let run = self.clone().drive(claim, state);
         Ok((view, run))
     }

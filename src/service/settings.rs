@@ -3,9 +3,9 @@
 
 use super::Service;
 use crate::llm::doctor;
-use crate::protocol::reply::SettingsReply;
-use crate::protocol::ApiError;
-use crate::settings::{Settings, SETTINGS_KEY};
+use crate::protocol::reply::{SearchOfferReply, SettingsReply};
+use crate::protocol::{ApiError, ApiErrorKind, SearchOfferAnswer};
+use crate::settings::{Settings, WebSearch, SETTINGS_KEY};
 
 impl Service {
     pub(super) async fn get_settings(&self) -> Result<SettingsReply, ApiError> {
@@ -25,12 +25,55 @@ impl Service {
     }
 
     pub(super) async fn save_settings(&self, settings: Settings) -> Result<Settings, ApiError> {
-        let settings = settings.validated()?;
+        let mut settings = settings.validated()?;
+        // Search chosen in Options answers the popup's offer as well.
+        settings.search_offered |= settings.search_provider != WebSearch::Off;
         settings
             .save(self.ports.settings.as_ref())
             .await
             .map_err(|e| ApiError::storage("save the settings", e))?;
         Ok(settings)
+    }
+
+    /// The answer to the popup's offer to search the web: saved, so the offer is not made
+    /// again; "Turn on" also turns Wikipedia search on. The saved record must exist and be
+    /// usable (the offer follows a question, so a model is set up): a missing or unusable
+    /// record is never replaced from here.
+    pub(super) async fn search_offer(
+        &self,
+        answer: SearchOfferAnswer,
+    ) -> Result<SearchOfferReply, ApiError> {
+        let (mut settings, configured, problem) =
+            Settings::load_checked(self.ports.settings.as_ref())
+                .await
+                .map_err(|e| ApiError::storage("read the settings", e))?;
+        if let Some(problem) = problem {
+            return Err(ApiError::new(
+                ApiErrorKind::InvalidSettings,
+                format!(
+                    "{}: turn web search on in Options instead.",
+                    doctor::capitalized(&problem.to_string())
+                ),
+            ));
+        }
+        if !configured {
+            return Err(ApiError::new(
+                ApiErrorKind::InvalidSettings,
+                "Set up a model in Options first.",
+            ));
+        }
+        if answer == SearchOfferAnswer::TurnOn {
+            settings.search_provider = WebSearch::Wikipedia;
+        }
+        settings.search_offered = true;
+        settings
+            .save(self.ports.settings.as_ref())
+            .await
+            .map_err(|e| ApiError::storage("save the settings", e))?;
+        Ok(SearchOfferReply {
+            search_provider: settings.search_provider,
+            search_offered: true,
+        })
     }
 
     /// Whether settings were ever saved (else the popup offers its setup card). A store

@@ -3,14 +3,12 @@
 // open and an answer shown, and a screenshot of each view in each theme under test-output/.
 
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
+import { seriousViolations } from './support/axe.mjs';
 import { openPopup, screenshot, waitForSnapshot, waitUntil } from './support/browser.mjs';
 import { startHarness } from './support/harness.mjs';
 import { askQuestion, checkAccessibleNames, waitForRunEnd } from './support/popup.mjs';
 
-const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const THEMES = ['light', 'dark'];
 
 let harness;
@@ -41,21 +39,6 @@ before(async () => {
 after(async () => {
   await harness?.close();
 });
-
-/** Serious and critical axe violations on `page`, as readable lines. */
-async function seriousViolations(page) {
-  // Evaluated over the DevTools protocol: the extension pages' CSP does not apply.
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const result = await globalThis.axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({
-      id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')),
-    }));
-  });
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.join(', ')})`);
-}
 
 async function openSteps(page) {
   const toggle = page.getByRole('button', { name: 'Steps', exact: true });

@@ -36,7 +36,7 @@ export async function readPopup(popup) {
 
 /**
  * Names added with the steps, Markdown answers, History and the side panel (issue 12), and
- * explaining a selection (issue 13). Each is
+ * explaining a selection (issue 13), and the offer to search the web (issue 15). Each is
  * unique on the page whenever it shows; which of them show depends on the state.
  */
 export const VIEW_NAMES = [
@@ -56,6 +56,9 @@ export const VIEW_NAMES = [
   ['button', 'Options'],
   ['textbox', 'Selected text'],
   ['button', 'Explain selection'],
+  ['region', 'Search the web with Wikipedia?'],
+  ['button', 'Turn on'],
+  ['button', 'Not now'],
 ];
 
 /**
