@@ -59,6 +59,15 @@ struct Outcome {
 }
 
 fn run(script: Script, search: ScriptedSearch, config: RunConfig) -> Outcome {
+    run_on(script, search, config, None)
+}
+
+fn run_on(
+    script: Script,
+    search: ScriptedSearch,
+    config: RunConfig,
+    page: Option<knowledgelens::types::PageInfo>,
+) -> Outcome {
     let script = RefCell::new(script);
     let llm = ResponderLlm::new(|request: &ChatRequest, n| {
         let mut s = script.borrow_mut();
@@ -85,7 +94,7 @@ fn run(script: Script, search: ScriptedSearch, config: RunConfig) -> Outcome {
         ToolBox::builtin(),
     );
     let mut state = SessionState::new("popup", 1_000);
-    state.begin_run(QUESTION, None, config, 1_000);
+    state.begin_run(QUESTION, page, config, 1_000);
     state.nonce = "n0nce".into();
     futures::executor::block_on(
         Engine::new(&llm, &clock, &sink, &store, &tools, StopSignal::new())
@@ -295,6 +304,30 @@ fn a_search_that_fails_is_retried_once_then_the_answer_carries_the_disclaimer() 
     ));
     assert!(out.state.notices[0].starts_with("Web search failed"));
     assert!(tool_result(&out.state).contains("Answer from your own knowledge"));
+}
+
+#[test]
+fn the_search_asks_in_the_page_language_and_without_one_leaves_it_to_the_service() {
+    for (lang, expected) in [("de-AT", Some("de-AT")), ("", None)] {
+        let script = Script {
+            reason: [search_call("Leuchtturm")].into(),
+            grading: [Reply::grades(&[(true, 0.9, "on topic")])].into(),
+            observe: [answer("1882 [1].")].into(),
+            ..Script::default()
+        };
+        let page = knowledgelens::types::PageInfo {
+            title: "Leuchtturm".into(),
+            url: "https://de.example/".into(),
+            text: "Ein Leuchtturm.".into(),
+            lang: lang.into(),
+            ..Default::default()
+        };
+        let search = ScriptedSearch::new(vec![Ok(results("Leuchtturm", 1))]);
+        let out = run_on(script, search, config(), Some(page));
+        let asked = out.search.queries.borrow()[0].language.clone();
+        assert_eq!(asked.as_deref(), expected);
+        assert_eq!(out.state.answer, "1882 [1].");
+    }
 }
 
 #[test]

@@ -35,6 +35,7 @@ fn harness(replies: Vec<Reply>) -> Harness {
             url: "http://127.0.0.1/tides".into(),
             text: "The moon pulls the oceans.".into(),
             reader: "readability".into(),
+            lang: "en".into(),
         },
     );
     let ports = Ports {

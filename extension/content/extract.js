@@ -108,5 +108,5 @@
   const raw = fromReadability ?? visibleFallback();
   const text = vis.normalize(raw.slice(0, RAW_CAP)).slice(0, MAX_CHARS);
 
-  ({ title: document.title, url: location.href, text, reader });
+  ({ title: document.title, url: location.href, text, reader, lang: document.documentElement.lang || '' });
 }

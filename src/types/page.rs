@@ -15,6 +15,22 @@ pub struct PageInfo {
     /// Which reader produced `text`: `"readability"` (Mozilla's Readability on the visible
     /// DOM) or `"visible-text"` (the visible-text walk); empty when unknown (older records).
     pub reader: String,
+    /// The page's language tag (`<html lang>`), checked like a selection's; empty when
+    /// unknown. Web search uses it to pick a Wikipedia.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub lang: String,
+}
+
+/// `lang` when it looks like a BCP 47 tag (at most [`MAX_LANG_CHARS`] letters, digits and
+/// hyphens), else empty.
+pub fn checked_lang(lang: &str) -> String {
+    let lang = lang.trim();
+    if lang.len() <= MAX_LANG_CHARS && lang.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    {
+        lang.to_string()
+    } else {
+        String::new()
+    }
 }
 
 /// How long reading a tab's text may take (ms); a slower read is abandoned and the run
@@ -113,16 +129,7 @@ impl Selection {
             .filter(|h| !h.is_empty())
             .take(MAX_HEADINGS)
             .collect();
-        let lang = if self.lang.len() <= MAX_LANG_CHARS
-            && self
-                .lang
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        {
-            self.lang
-        } else {
-            String::new()
-        };
+        let lang = checked_lang(&self.lang);
         Ok(Self {
             text,
             full_length: self.full_length.max(chars),

@@ -59,6 +59,7 @@ async fn read_tab(tab_id: i64) -> Result<PageInfo, PageReadError> {
     if let Some((cut, _)) = page.text.char_indices().nth(MAX_PAGE_CHARS) {
         page.text.truncate(cut);
     }
+    page.lang = crate::types::page::checked_lang(&page.lang);
     Ok(page)
 }
 

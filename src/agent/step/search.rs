@@ -123,13 +123,16 @@ pub(super) fn plan_search(
                     query: round.query.clone(),
                 });
             }
-            // The page's language when known (the selection carries it), else the
-            // service's default (the browser's).
-            let language = state
-                .selection
-                .as_ref()
-                .map(|s| s.lang.trim().to_string())
-                .filter(|l| !l.is_empty());
+            // The page's language when known, else the service's default (the browser's).
+            let language = [
+                state.selection.as_ref().map(|s| s.lang.as_str()),
+                state.page.as_ref().map(|p| p.lang.as_str()),
+            ]
+            .into_iter()
+            .flatten()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string);
             Action::Search(SearchQuery {
                 text: round.query,
                 limit: RESULTS_PER_SEARCH,
