@@ -40,10 +40,9 @@ pub fn grade(
 ) -> Result<ChatRequest, TemplateError> {
     let templates = builtin()?;
     let fence = Fence::new(&state.nonce);
-    let system = templates.search.render(
-        &strings(&[("fence_tag", &fence.tag())]),
-        &["grade_system"],
-    )?;
+    let system = templates
+        .search
+        .render(&strings(&[("fence_tag", &fence.tag())]), &["grade_system"])?;
     let listed: Vec<String> = results
         .iter()
         .enumerate()
@@ -184,7 +183,9 @@ pub fn rewrite(
     repeated: bool,
 ) -> Result<ChatRequest, TemplateError> {
     let templates = builtin()?;
-    let system = templates.search.render(&strings(&[]), &["rewrite_system"])?;
+    let system = templates
+        .search
+        .render(&strings(&[]), &["rewrite_system"])?;
     let mut values = strings(&[("goal", &goal(state)), ("problem", &run.problem)]);
     let tried: Vec<Value> = run
         .rounds

@@ -155,7 +155,8 @@ pub(super) fn plan_search(
                 Some("grading was cut off too often")
             } else if !executor::budget_allows(state, estimate) {
                 Some("the token budget does not allow grading")
-            } else if context::limit(state).is_some_and(|l| context::window_use(state, &request) > l)
+            } else if context::limit(state)
+                .is_some_and(|l| context::window_use(state, &request) > l)
             {
                 Some("the results are too long to grade within the model's context window")
             } else {
@@ -287,7 +288,13 @@ pub fn after_search(
                 };
                 set_next(state, Next::Search(Box::new(run)));
             } else {
-                finish(state, ctx, run, Some(Fallback::Unreachable { message }), out);
+                finish(
+                    state,
+                    ctx,
+                    run,
+                    Some(Fallback::Unreachable { message }),
+                    out,
+                );
             }
         }
     }
@@ -504,7 +511,11 @@ fn finish(
             }
         }
     }
-    let queries: Vec<String> = run.rounds.iter().map(|r| format!("\"{}\"", r.query)).collect();
+    let queries: Vec<String> = run
+        .rounds
+        .iter()
+        .map(|r| format!("\"{}\"", r.query))
+        .collect();
     let searched = format!("Web search ({}: {})", queries.len(), queries.join(", "));
     if !relevant.is_empty() {
         let listed: Vec<String> = relevant
