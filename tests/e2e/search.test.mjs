@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
   configureProvider, launchExtension, openOptions as openOptionsPage, openPopup, optionsStatus, runSearchCheck,
-  screenshot,
+  screenshot, stopServiceWorker, waitForWorkerRunning, waitUntil, workerBootId,
 } from './support/browser.mjs';
 import { startScriptedMediaWiki } from './support/mediawiki-server.mjs';
 import { startScriptedOpenAI } from './support/openai-server.mjs';
@@ -55,15 +55,16 @@ function gradedResults(body) {
 /**
  * Makes the model answer by request kind: `reason` the first Reason call (a tool call), a
  * grader that finds relevant exactly the titles in `relevant`, `rewrites` (queries, in
- * order) for the rewrite calls, and `answer` as the Observe call's final answer. Returns the
- * requests seen by kind.
+ * order) for the rewrite calls, and `answer` as the Observe call's final answer; the first
+ * grading reply waits for `holdFirstGrade` when given. Returns the requests seen by kind.
  */
-function scriptModel({ query, relevant = [], rewrites = [], answer }) {
+function scriptModel({ query, relevant = [], rewrites = [], answer, holdFirstGrade = null }) {
   const seen = { reason: [], grade: [], rewrite: [], observe: [] };
   const queue = [...rewrites];
-  llm.respondWith((body) => {
+  llm.respondWith(async (body) => {
     const kind = kindOf(body);
     seen[kind].push(body);
+    if (kind === 'grade' && seen.grade.length === 1 && holdFirstGrade) await holdFirstGrade;
     if (kind === 'reason') {
       if (seen.reason.length > 1) return { status: 500, body: { error: { message: 'unexpected second Reason call' } } };
       return { content: 'I will search the web.', tool_calls: [{ name: 'search_web_for_info', arguments: { query } }] };
@@ -232,6 +233,44 @@ test('a search server that keeps failing leaves a notice, and the model answers 
   assert.ok(notice, `no disclaimer among the notices: ${JSON.stringify(done.notices)}`);
   assert.match(notice, /^Web search failed, so this answer comes from the model alone, without web sources\. /);
   await screenshot(popup, 'search-failed.png');
+  await popup.close();
+});
+
+test('a worker stopped while the results are graded resumes the search where it was', async () => {
+  await configureSearch('searxng', searx.url);
+  const query = 'bellhaven fog signal';
+  searx.answer(query, [
+    { title: 'The Bellhaven fog signal', url: 'https://history.example/fog', content: 'The fog signal was a reed horn, sounded every 30 seconds.' },
+  ]);
+  let release;
+  const held = new Promise((done) => { release = done; });
+  const answer = 'A reed horn, sounded every 30 seconds [1].';
+  const seen = scriptModel({ query, relevant: ['The Bellhaven fog signal'], answer, holdFirstGrade: held });
+  const before = searx.queries().length;
+
+  const popup = await openPopup(kl.context, kl.extId, null);
+  await askQuestion(popup, 'What was the Bellhaven fog signal?');
+  await waitUntil(() => seen.grade.length === 1, { message: 'the grading call to reach the model' });
+  let next = null;
+  await waitUntil(async () => {
+    const text = (await popup.evaluate(() => chrome.storage.session.get('session:popup')))['session:popup'];
+    next = JSON.parse(text ?? 'null')?.state?.next ?? null;
+    return next?.search?.stage?.grade !== undefined;
+  }, { message: () => `the saved run to be grading (next: ${JSON.stringify(next)})` });
+  const bootBefore = await workerBootId(kl.context);
+  await stopServiceWorker(kl.context);
+  release();
+  assert.notEqual(await waitForWorkerRunning(kl.context, { timeout: 30_000 }), bootBefore, 'the worker did not restart');
+  const done = await waitForRunEnd(popup, { diagnostics: () => `${llm.timeline()}\n${kl.recentLogs()}` });
+
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${llm.timeline()}`);
+  assert.equal(done.answerText, answer);
+  assert.deepEqual(searx.queries().slice(before), [query], 'the search was not repeated');
+  assert.equal(seen.grade.length, 2, 'the grading call was made again');
+  assert.equal(seen.reason.length, 1);
+  assert.deepEqual(await sourcesOf(popup), [
+    { id: '[1]', title: 'The Bellhaven fog signal', href: 'https://history.example/fog' },
+  ]);
   await popup.close();
 });
 
