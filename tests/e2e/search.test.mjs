@@ -58,7 +58,7 @@ function gradedResults(body) {
  * order) for the rewrite calls, and `answer` as the Observe call's final answer; the first
  * grading reply waits for `holdFirstGrade` when given. Returns the requests seen by kind.
  */
-function scriptModel({ query, relevant = [], rewrites = [], answer, holdFirstGrade = null }) {
+function scriptModel({ query, relevant = [], rewrites = [], answer, holdFirstGrade = null, gradeReply = null }) {
   const seen = { reason: [], grade: [], rewrite: [], observe: [] };
   const queue = [...rewrites];
   llm.respondWith(async (body) => {
@@ -69,6 +69,7 @@ function scriptModel({ query, relevant = [], rewrites = [], answer, holdFirstGra
       if (seen.reason.length > 1) return { status: 500, body: { error: { message: 'unexpected second Reason call' } } };
       return { content: 'I will search the web.', tool_calls: [{ name: 'search_web_for_info', arguments: { query } }] };
     }
+    if (kind === 'grade' && gradeReply) return gradeReply;
     if (kind === 'grade') {
       const grades = gradedResults(body).map(({ n, title }) => ({
         index: n,
@@ -234,6 +235,36 @@ test('a search server that keeps failing leaves a notice, and the model answers 
   assert.match(notice, /^Web search failed, so this answer comes from the model alone, without web sources\. /);
   await screenshot(popup, 'search-failed.png');
   await popup.close();
+});
+
+test('results the grader cannot grade are used unchecked, uncited, with a notice; a non-JSON page fails the search', async () => {
+  await configureSearch('searxng', searx.url);
+  const query = 'bellhaven lens';
+  searx.answer(query, [
+    { title: 'The Bellhaven lens', url: 'https://history.example/lens', content: 'A second-order Fresnel lens from 1861.' },
+  ]);
+  const answer = 'It had a second-order Fresnel lens [1].';
+  const seen = scriptModel({ query, answer, gradeReply: { content: 'Sure! The first one looks good.' } });
+  const { popup, done } = await ask('What lens did Bellhaven Light have?');
+  assert.equal(seen.rewrite.length, 0, 'unreadable grades are no reason to rewrite');
+  const tool = seen.observe[0].messages.find((m) => m.role === 'tool');
+  assert.match(tool.content, /could not be checked for relevance; use them with care and do not cite them/, tool.content);
+  assert.match(tool.content, /The Bellhaven lens/, tool.content);
+  assert.ok(!done.answerText.includes('[1]'), `an unchecked result was cited: ${done.answerText}`);
+  assert.match(done.notices.join('\n'), /The web results for "bellhaven lens" could not be checked for relevance/, JSON.stringify(done.notices));
+  assert.equal(await popup.getByRole('region', { name: 'Sources', exact: true }).count(), 0, 'sources listed for an unchecked answer');
+  await popup.close();
+
+  // A page that is not JSON is not worth a retry: one request, then the disclaimer.
+  const broken = 'bellhaven keepers cottage';
+  searx.fail(broken, 'not_json');
+  scriptModel({ query: broken, answer: 'The keepers lived in a cottage by the tower.' });
+  const before = searx.queries().length;
+  const second = await ask('Where did the keepers live?');
+  assert.deepEqual(searx.queries().slice(before), [broken]);
+  assert.ok(second.done.notices.some((n) => n.startsWith('Web search failed, so this answer comes from the model alone')),
+    JSON.stringify(second.done.notices));
+  await second.popup.close();
 });
 
 test('a worker stopped while the results are graded resumes the search where it was', async () => {
