@@ -202,7 +202,14 @@ fn every_tool_offers_an_optional_string_reasoning() {
     let names: Vec<&str> = tools.definitions().map(|d| d.name.as_str()).collect();
     assert_eq!(
         names,
-        ["read_page", "request_input", "explain_text_with_context"]
+        [
+            "read_page",
+            "request_input",
+            "explain_text_with_context",
+            "search_web_for_info",
+            "grade_search_results",
+            "rewrite_search_query"
+        ]
     );
     for def in tools.definitions() {
         let reasoning = &def.parameters["properties"]["reasoning"];
