@@ -233,6 +233,9 @@ test('a search server that keeps failing leaves a notice, and the model answers 
   const notice = done.notices.find((n) => n.startsWith('Web search failed'));
   assert.ok(notice, `no disclaimer among the notices: ${JSON.stringify(done.notices)}`);
   assert.match(notice, /^Web search failed, so this answer comes from the model alone, without web sources\. /);
+  assert.ok(await popup.locator('#notices li', { hasText: 'Web search failed' }).isVisible(), 'the disclaimer is not visible');
+  // The error page's title and text stay apart in the message.
+  assert.match(notice, /\(HTTP 500: SearXNG Internal Server Error\)/, notice);
   await screenshot(popup, 'search-failed.png');
   await popup.close();
 });
