@@ -29,6 +29,7 @@ export function emptyView(session, maxSteps = 0) {
     session,
     status: 'idle',
     phase: null,
+    activity: null,
     tool: null,
     step: 0,
     max_steps: maxSteps,
@@ -53,6 +54,33 @@ export function emptyView(session, maxSteps = 0) {
     rev: 0,
     seq: 0,
   };
+}
+
+/** The status line's words for each phase (see `phaseLabel`). */
+export const PHASE_LABELS = {
+  thinking: 'Thinking',
+  executing: 'Using a tool',
+  analyzing: 'Analyzing',
+  synthesizing: 'Writing the answer',
+  reflecting: 'Reflecting',
+  awaiting_input: 'Waiting for your answer',
+  compacting: 'Compacting the conversation',
+  searching: 'Searching the web',
+  grading: 'Grading the results',
+  rewriting: 'Rewriting the search query',
+};
+
+/**
+ * What the run is doing, for the status line: the phase's words, with the search query or
+ * the number of results being graded when the event said so ('Starting' before any phase).
+ */
+export function phaseLabel(view) {
+  const activity = view?.activity ?? {};
+  if (view?.phase === 'searching' && activity.query) return `Searching the web for "${activity.query}"`;
+  if (view?.phase === 'grading' && Number.isInteger(activity.count)) {
+    return `Grading ${activity.count} result${activity.count === 1 ? '' : 's'}`;
+  }
+  return PHASE_LABELS[view?.phase] ?? 'Starting';
 }
 
 /** `(rev, seq)` of a view or an event. */
@@ -117,10 +145,17 @@ export function applyEvent(view, event) {
     case 'synthesizing':
     case 'compacting':
     case 'reflecting':
-      Object.assign(next, { phase: event.type, tool: null });
+    case 'rewriting':
+      Object.assign(next, { phase: event.type, tool: null, activity: null });
+      break;
+    case 'searching':
+      Object.assign(next, { phase: 'searching', tool: null, activity: { query: event.query ?? '' } });
+      break;
+    case 'grading':
+      Object.assign(next, { phase: 'grading', tool: null, activity: { count: event.count } });
       break;
     case 'executing':
-      Object.assign(next, { phase: 'executing', tool: event.tool ?? null });
+      Object.assign(next, { phase: 'executing', tool: event.tool ?? null, activity: null });
       break;
     case 'tool_completed':
     case 'tool_failed':
@@ -166,7 +201,7 @@ export function applyEvent(view, event) {
     next.pending_input = null;
   }
   if (TERMINAL.has(event.type)) {
-    Object.assign(next, { status: event.type, phase: null, tool: null, draft: '', pending_input: null });
+    Object.assign(next, { status: event.type, phase: null, activity: null, tool: null, draft: '', pending_input: null });
   }
   return next;
 }

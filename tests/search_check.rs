@@ -280,3 +280,50 @@ fn a_refused_connection_is_diagnosed() {
     );
     assert!(message.contains("Search base URL"), "{message}");
 }
+
+/// The Wikipedia site a factory's client asks, for a query in `language` (`None`: none).
+fn wikipedia_host(factory: HttpSearchFactory, peer: &Peer, language: Option<&str>) -> String {
+    use knowledgelens::ports::SearchQuery;
+    use knowledgelens::search::SearchConfig;
+
+    let client = factory.client(SearchConfig {
+        provider: SearchProvider::Wikipedia,
+        base_url: String::new(),
+        api_key: String::new(),
+    });
+    let query = SearchQuery {
+        text: "tides".into(),
+        limit: 5,
+        language: language.map(str::to_string),
+    };
+    let empty = json!({"batchcomplete": true, "query": {"search": []}}).to_string();
+    peer.answers.borrow_mut().push_back(Ok((200, empty)));
+    let results = futures::executor::block_on(client.search(&query)).expect("results");
+    assert!(results.is_empty());
+    let url = peer.urls.borrow().last().cloned().expect("a request");
+    url.split("/w/api.php").next().expect("host").to_string()
+}
+
+#[test]
+fn wikipedia_without_a_base_url_uses_the_browsers_language_unless_the_query_has_one() {
+    let peer = Rc::new(Peer::default());
+    let factory = || HttpSearchFactory::new(peer.clone(), ManualClock::new(0));
+    let german = || factory().with_default_language(Some("de-DE".into()));
+    assert_eq!(
+        wikipedia_host(german(), &peer, None),
+        "https://de.wikipedia.org"
+    );
+    assert_eq!(
+        wikipedia_host(german(), &peer, Some("fr")),
+        "https://fr.wikipedia.org"
+    );
+    assert_eq!(
+        wikipedia_host(factory(), &peer, None),
+        "https://en.wikipedia.org"
+    );
+    let blank = factory().with_default_language(Some("  ".into()));
+    assert_eq!(
+        wikipedia_host(blank, &peer, None),
+        "https://en.wikipedia.org"
+    );
+}

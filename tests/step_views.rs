@@ -359,3 +359,34 @@ proptest! {
         prop_assert_eq!(&citations::clean(&out.text, &ids).text, &out.text);
     }
 }
+
+#[test]
+fn a_snapshot_during_a_web_search_names_its_stage() {
+    use knowledgelens::state::search::{QueryRound, SearchMode, SearchRun, SearchStage};
+    use knowledgelens::state::Next;
+    use knowledgelens::types::ToolCall;
+
+    let mut s = SessionState::new("tab:8", 5);
+    s.begin_run("q", None, RunConfig::default(), 5);
+    let stages = [
+        (SearchStage::Search { failures: 0 }, "searching"),
+        (SearchStage::Grade { from: 0 }, "grading"),
+        (SearchStage::Rewrite { reask: false }, "rewriting"),
+    ];
+    for (stage, phase) in stages {
+        s.next = Some(Next::Search(Box::new(SearchRun {
+            call: ToolCall {
+                id: "c".into(),
+                name: "search_web_for_info".into(),
+                arguments: r#"{"query":"tides"}"#.into(),
+            },
+            mode: SearchMode::Full,
+            rounds: vec![QueryRound::new("tides")],
+            stage,
+            problem: String::new(),
+        })));
+        let view = SessionView::of(&s);
+        assert_eq!(view.phase.as_deref(), Some(phase));
+        assert_eq!(view.tool, None);
+    }
+}

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::state::config::PriceSource;
+use crate::state::search::SearchStage;
 use crate::state::sources::Source;
 use crate::state::trajectory::ErrorInfo;
 use crate::state::{Next, RunStatus, SessionState, Turn};
@@ -120,6 +121,16 @@ pub struct PendingInputView {
     pub acknowledged: bool,
 }
 
+/// The phase a snapshot shows while the engine searches: the name of the event that
+/// stage sends.
+fn search_phase(stage: &SearchStage) -> &'static str {
+    match stage {
+        SearchStage::Search { .. } => "searching",
+        SearchStage::Grade { .. } => "grading",
+        SearchStage::Rewrite { .. } => "rewriting",
+    }
+}
+
 impl SessionView {
     /// The view of a state.
     pub fn of(state: &SessionState) -> Self {
@@ -132,6 +143,7 @@ impl SessionView {
             (Some(Next::AwaitInput), true) => (Some("awaiting_input"), None),
             (Some(Next::Compact { .. }), true) => (Some("compacting"), None),
             (Some(Next::Reflect { .. }), true) => (Some("reflecting"), None),
+            (Some(Next::Search(run)), true) => (Some(search_phase(&run.stage)), None),
             _ => (None, None),
         };
         Self {

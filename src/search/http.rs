@@ -28,6 +28,7 @@ pub struct HttpSearch {
     clock: Rc<dyn Clock>,
     config: SearchConfig,
     deadline_ms: u64,
+    default_language: Option<String>,
 }
 
 impl HttpSearch {
@@ -38,7 +39,16 @@ impl HttpSearch {
             clock,
             config,
             deadline_ms: DEADLINE_MS,
+            default_language: None,
         }
+    }
+
+    /// The BCP 47 language tag used when a query carries none (the browser's); it picks
+    /// Wikipedia's site when no Search base URL is set.
+    #[must_use]
+    pub fn with_default_language(mut self, language: Option<String>) -> Self {
+        self.default_language = language.filter(|l| !l.trim().is_empty());
+        self
     }
 
     /// Overrides the per-request deadline.
@@ -118,7 +128,11 @@ impl HttpSearch {
     /// Two requests: the hits, then the plain-text intros of the pages kept. Without the
     /// intros (the second request failed) the snippets serve as content.
     async fn wikipedia(&self, query: &SearchQuery) -> Result<Vec<SearchResult>, SearchError> {
-        let site = wikipedia::Site::new(&self.config, query.language.as_deref());
+        let language = query
+            .language
+            .as_deref()
+            .or(self.default_language.as_deref());
+        let site = wikipedia::Site::new(&self.config, language);
         let body = self
             .fetch(site.search_request(&query.text, query.limit))
             .await?;
@@ -151,21 +165,33 @@ impl SearchClient for HttpSearch {
 pub struct HttpSearchFactory {
     http: Rc<dyn HttpClient>,
     clock: Rc<dyn Clock>,
+    default_language: Option<String>,
 }
 
 impl HttpSearchFactory {
     /// Clients over `http`, with deadlines read from `clock`.
     pub fn new(http: Rc<dyn HttpClient>, clock: Rc<dyn Clock>) -> Self {
-        Self { http, clock }
+        Self {
+            http,
+            clock,
+            default_language: None,
+        }
+    }
+
+    /// Clients that use `language` (a BCP 47 tag, e.g. the browser's) when a query carries
+    /// none; see [`HttpSearch::with_default_language`].
+    #[must_use]
+    pub fn with_default_language(mut self, language: Option<String>) -> Self {
+        self.default_language = language;
+        self
     }
 }
 
 impl SearchFactory for HttpSearchFactory {
     fn client(&self, config: SearchConfig) -> Rc<dyn SearchClient> {
-        Rc::new(HttpSearch::new(
-            self.http.clone(),
-            self.clock.clone(),
-            config,
-        ))
+        Rc::new(
+            HttpSearch::new(self.http.clone(), self.clock.clone(), config)
+                .with_default_language(self.default_language.clone()),
+        )
     }
 }

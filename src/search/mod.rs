@@ -167,22 +167,44 @@ const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
 /// HTML as plain text: tags removed (inline markup such as MediaWiki's
 /// `<span class="searchmatch">` and Brave's `<strong>` sits inside words and sentences, so
-/// nothing takes its place), the common entities decoded, spaces collapsed.
+/// nothing takes its place; a block tag such as an error page's `</title>` or `<p>` becomes
+/// a space), the common entities decoded, spaces collapsed.
 pub fn strip_html(html: &str) -> String {
     let mut text = String::with_capacity(html.len());
-    let mut in_tag = false;
+    let mut tag: Option<String> = None;
     for c in html.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => in_tag = false,
-            _ if !in_tag => text.push(c),
-            _ => {}
+        match (c, tag.as_mut()) {
+            ('<', None) => tag = Some(String::new()),
+            ('>', Some(name)) => {
+                // A block ends a run of words (an error page's title and body, a list
+                // item): a space keeps them apart; inline tags (a match's <span>) do not.
+                if is_block_tag(name) {
+                    text.push(' ');
+                }
+                tag = None;
+            }
+            (_, Some(name)) => name.push(c),
+            (_, None) => text.push(c),
         }
     }
     decode_entities(&text)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Whether the tag text between `<` and `>` (`p`, `/h1`, `br/`, `div class="x"`) opens or
+/// closes a block element.
+fn is_block_tag(tag: &str) -> bool {
+    const BLOCKS: &str = "address article blockquote body br center dd div dt footer h1 h2 h3 \
+        h4 h5 h6 header hr li p pre table td th title tr";
+    let name = tag
+        .trim_start_matches('/')
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    BLOCKS.split_whitespace().any(|block| block == name)
 }
 
 /// The entities search snippets use (`&amp;` last, so `&amp;lt;` stays `&lt;`).
@@ -334,6 +356,14 @@ mod tests {
         );
         assert_eq!(strip_html("a &amp;lt; b"), "a &lt; b");
         assert_eq!(strip_html("unclosed <b"), "unclosed");
+        assert_eq!(
+            strip_html("<html><head><title>SearXNG</title></head><body><p>Internal Server Error</p></body></html>"),
+            "SearXNG Internal Server Error"
+        );
+        assert_eq!(
+            strip_html("<h1>502 Bad Gateway</h1><hr><center>nginx</center>"),
+            "502 Bad Gateway nginx"
+        );
     }
 
     #[test]

@@ -244,10 +244,10 @@ impl Backend {
             pages: Rc::new(ChromePages),
             models: Rc::new(WebModels::default()),
             random: Rc::new(super::random::CryptoRandom),
-            search: Rc::new(crate::search::HttpSearchFactory::new(
-                Rc::new(super::http::FetchHttp),
-                Rc::new(JsClock),
-            )),
+            search: Rc::new(
+                crate::search::HttpSearchFactory::new(Rc::new(FetchHttp), Rc::new(JsClock))
+                    .with_default_language(super::interop::browser_language()),
+            ),
         };
         let service = Service::with_notifier(
             ports,

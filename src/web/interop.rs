@@ -48,6 +48,20 @@ impl From<JsValue> for JsError {
     }
 }
 
+/// The browser's UI language (`navigator.language`, a BCP 47 tag such as `"de-DE"`), read
+/// from the global scope (a service worker has a `WorkerNavigator`, no `window`); `None`
+/// where there is none.
+pub fn browser_language() -> Option<String> {
+    let navigator = Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    if navigator.is_undefined() || navigator.is_null() {
+        return None;
+    }
+    Reflect::get(&navigator, &"language".into())
+        .ok()?
+        .as_string()
+        .filter(|tag| !tag.trim().is_empty())
+}
+
 /// `globalThis.chrome.<path...>`, looked up now.
 pub fn chrome(path: &[&str]) -> Result<JsValue, JsError> {
     let mut value = Reflect::get(&js_sys::global(), &"chrome".into())?;

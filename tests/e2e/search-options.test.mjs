@@ -5,13 +5,17 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launchExtension, optionsStatus as statusOf, screenshot, waitUntil } from './support/browser.mjs';
+import {
+  launchExtension, openOptions as openOptionsPage, optionsStatus as statusOf, runSearchCheck as testSearch, screenshot, waitUntil,
+} from './support/browser.mjs';
 import { startScriptedMediaWiki } from './support/mediawiki-server.mjs';
 import { requestBackend } from './support/popup.mjs';
 import { closedPort } from './support/static-server.mjs';
 
 let kl;
 let wiki;
+
+const openOptions = () => openOptionsPage(kl.context, kl.extId);
 
 before(async () => {
   wiki = await startScriptedMediaWiki();
@@ -22,27 +26,6 @@ after(async () => {
   await kl?.close();
   await wiki?.close();
 });
-
-async function openOptions() {
-  const page = await kl.context.newPage();
-  await page.setViewportSize({ width: 900, height: 900 });
-  await page.goto(`chrome-extension://${kl.extId}/options.html`);
-  await waitUntil(async () => (await page.getByRole('textbox', { name: 'Base URL', exact: true }).inputValue()) !== '', {
-    message: 'the settings to load',
-  });
-  return page;
-}
-
-/** Clicks "Test search" and returns the text of the "Search check" region once it has a result. */
-async function testSearch(page) {
-  const region = page.locator('#search-check');
-  const before = Number((await region.getAttribute('data-checks')) ?? 0);
-  await page.getByRole('button', { name: 'Test search', exact: true }).click();
-  await waitUntil(async () => Number((await region.getAttribute('data-checks')) ?? 0) > before, {
-    message: 'the search check to finish',
-  });
-  return (await page.getByRole('region', { name: 'Search check', exact: true }).textContent()).trim();
-}
 
 test('search is off by default and the page says why', async () => {
   const page = await openOptions();

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  disconnected, initialState, receiveEvent, receiveSnapshot, shownAnswer,
+  disconnected, initialState, phaseLabel, receiveEvent, receiveSnapshot, shownAnswer,
 } from '../../extension/view-state.js';
 import { EVENTS, TERMINAL_STATUSES } from '../../extension/protocol.gen.js';
 
@@ -201,4 +201,40 @@ test('a reflection phase shows as reflecting, and a reflection entry joins the s
   assert.equal(s.view.steps.at(-1).kind, 'reflection');
   s = receiveEvent(s, event('thinking', 1, 4));
   assert.equal(s.view.phase, 'thinking');
+});
+
+test('web search phases say what is searched and graded on the status line', () => {
+  for (const name of ['searching', 'grading', 'rewriting']) assert.ok(EVENTS.includes(name), name);
+  let s = initialState(SESSION);
+  s = receiveSnapshot(s, snapshot(1, 1));
+  assert.equal(phaseLabel(s.view), 'Starting');
+  s = receiveEvent(s, event('searching', 1, 2, { query: 'bellhaven light keeper' }));
+  assert.equal(s.view.phase, 'searching');
+  assert.equal(phaseLabel(s.view), 'Searching the web for "bellhaven light keeper"');
+  s = receiveEvent(s, event('grading', 1, 3, { count: 5 }));
+  assert.equal(phaseLabel(s.view), 'Grading 5 results');
+  s = receiveEvent(s, event('grading', 1, 4, { count: 1 }));
+  assert.equal(phaseLabel(s.view), 'Grading 1 result');
+  s = receiveEvent(s, event('rewriting', 1, 5));
+  assert.equal(phaseLabel(s.view), 'Rewriting the search query');
+  assert.equal(s.view.activity, null);
+  // An older event changes nothing; the next phase forgets the query.
+  s = receiveEvent(s, event('searching', 1, 4, { query: 'stale' }));
+  assert.equal(phaseLabel(s.view), 'Rewriting the search query');
+  s = receiveEvent(s, event('searching', 1, 6, { query: 'keepers of bellhaven' }));
+  assert.equal(phaseLabel(s.view), 'Searching the web for "keepers of bellhaven"');
+  s = receiveEvent(s, event('analyzing', 1, 7));
+  assert.equal(phaseLabel(s.view), 'Analyzing');
+  assert.equal(s.view.activity, null);
+});
+
+test('a snapshot taken while searching shows the phase without the query it does not carry', () => {
+  let s = initialState(SESSION);
+  s = receiveSnapshot(s, snapshot(1, 1, { phase: 'searching' }));
+  assert.equal(phaseLabel(s.view), 'Searching the web');
+  s = receiveSnapshot(s, snapshot(1, 2, { phase: 'grading' }));
+  assert.equal(phaseLabel(s.view), 'Grading the results');
+  s = receiveEvent(s, event('completed', 1, 3, { answer: 'done' }));
+  assert.equal(phaseLabel(s.view), 'Starting');
+  assert.equal(s.view.activity, null);
 });

@@ -308,6 +308,28 @@ export async function optionsStatus(page, { not = [] } = {}) {
   );
 }
 
+/** Opens the options page (900 px square) and waits until it shows the saved settings. */
+export async function openOptions(context, extId) {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 900, height: 900 });
+  await page.goto(`chrome-extension://${extId}/options.html`);
+  await waitUntil(async () => (await page.getByRole('textbox', { name: 'Base URL', exact: true }).inputValue()) !== '', {
+    message: 'the settings to load',
+  });
+  return page;
+}
+
+/** Clicks "Test search" in Options and returns the text of the "Search check" region once it has a result. */
+export async function runSearchCheck(page) {
+  const region = page.locator('#search-check');
+  const before = Number((await region.getAttribute('data-checks')) ?? 0);
+  await page.getByRole('button', { name: 'Test search', exact: true }).click();
+  await waitUntil(async () => Number((await region.getAttribute('data-checks')) ?? 0) > before, {
+    message: 'the search check to finish',
+  });
+  return (await page.getByRole('region', { name: 'Search check', exact: true }).textContent()).trim();
+}
+
 /** Opens popup.html?tab=<id> as a tab, sized like the real popup, and waits for its snapshot. */
 export async function openPopup(context, extId, tabId) {
   const page = await context.newPage();

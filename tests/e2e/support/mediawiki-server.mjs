@@ -3,6 +3,8 @@
 // of pages in the shapes https://www.mediawiki.org/wiki/API:Search and
 // https://www.mediawiki.org/wiki/Extension:TextExtracts#API document (formatversion=2), with
 // the anonymous-CORS header that `origin=*` asks for. Every request is recorded.
+// By default every search finds all of `pages`; `searches` (or `answer(query, pages)`) gives
+// a query its own pages (title -> intro), found in that order.
 
 import { createServer } from 'node:http';
 
@@ -13,8 +15,10 @@ export const PAGES = {
 };
 
 /** Starts the server; `url` is its base (what "Search base URL" takes), `requests` what it saw. */
-export async function startScriptedMediaWiki({ pages = PAGES } = {}) {
+export async function startScriptedMediaWiki({ pages = PAGES, searches = {} } = {}) {
   const requests = [];
+  const byQuery = { ...searches };
+  const intro = (title) => Object.values(byQuery).find((p) => title in p)?.[title] ?? pages[title];
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     requests.push(url);
@@ -30,7 +34,8 @@ export async function startScriptedMediaWiki({ pages = PAGES } = {}) {
       send(404, { error: { code: 'badpath', info: `No API at ${url.pathname}` } });
     } else if (params.get('list') === 'search') {
       const limit = Number(params.get('srlimit') ?? 10);
-      const search = Object.keys(pages).slice(0, limit).map((title, i) => ({
+      const found = byQuery[params.get('srsearch') ?? ''] ?? pages;
+      const search = Object.keys(found).slice(0, limit).map((title, i) => ({
         ns: 0,
         title,
         pageid: i + 1,
@@ -42,7 +47,7 @@ export async function startScriptedMediaWiki({ pages = PAGES } = {}) {
       send(200, {
         batchcomplete: true,
         query: {
-          pages: titles.map((title, i) => ({ pageid: i + 1, ns: 0, title, extract: pages[title] ?? '' })),
+          pages: titles.map((title, i) => ({ pageid: i + 1, ns: 0, title, extract: intro(title) ?? '' })),
         },
       });
     } else {
@@ -54,6 +59,10 @@ export async function startScriptedMediaWiki({ pages = PAGES } = {}) {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    /** Gives `query` its own pages (title -> intro). */
+    answer(query, found) {
+      byQuery[query] = found;
+    },
     close: () => new Promise((done) => server.close(() => done())),
   };
 }
