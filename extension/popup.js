@@ -13,7 +13,8 @@ import { captureSelection } from './capture.js';
 import { BackendError, Connection } from './messaging.js';
 import { MAX_STEPS_DEFAULT, MAX_STEPS_LIMIT, REQUESTS, SETTINGS_ERROR_KINDS } from './protocol.gen.js';
 import {
-  TERMINAL, disconnected, emptyView, initialState, normalizeView, receiveEvent, receiveSnapshot, shownAnswer,
+  TERMINAL, disconnected, emptyView, initialState, normalizeView, phaseLabel, receiveEvent, receiveSnapshot,
+  shownAnswer,
 } from './view-state.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { renderConversations } from './ui/conversations.js';
@@ -35,16 +36,6 @@ const el = Object.fromEntries(
     'search-offer-done',
   ].map((id) => [id, document.getElementById(id)]),
 );
-
-const PHASE_LABELS = {
-  thinking: 'Thinking',
-  executing: 'Using a tool',
-  analyzing: 'Analyzing',
-  synthesizing: 'Writing the answer',
-  reflecting: 'Reflecting',
-  awaiting_input: 'Waiting for your answer',
-  compacting: 'Compacting the conversation',
-};
 
 /** Error kinds for which the fix is usually in the provider settings. */
 const SETTINGS_KINDS = new Set(SETTINGS_ERROR_KINDS);
@@ -304,7 +295,7 @@ function statusText(view) {
   if (state.askPending) return 'Starting…';
   switch (view.status) {
     case 'running': {
-      const parts = [state.stopping ? 'Stopping…' : PHASE_LABELS[view.phase] ?? 'Starting'];
+      const parts = [state.stopping ? 'Stopping…' : phaseLabel(view)];
       if (view.step > 0) parts.push(`Step ${view.step} of ${view.max_steps}`);
       if (view.tool) parts.push(`using ${view.tool}`);
       return parts.join(' · ');

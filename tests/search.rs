@@ -430,7 +430,10 @@ fn grade_and_rewrite_tools_work_on_their_own() {
     assert_eq!(results[0].1.lines().count(), 7);
     assert!(results[0]
         .1
-        .contains("[6] R6 — https://r.org/6: not_relevant"));
+        .contains("- R6 — https://r.org/6: not_relevant, confidence 0.20: b\n"));
+    assert!(results[0]
+        .1
+        .ends_with("- R7 — https://r.org/7: relevant, confidence 0.40: c Cite it as [6]."));
     assert_eq!(
         results[1],
         ("rewrite_search_query".into(), "ocean tides moon".into())

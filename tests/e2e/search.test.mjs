@@ -203,11 +203,19 @@ test('SearXNG: irrelevant results are rewritten and searched again; only the rel
   ]) {
     assert.ok(text.includes(expected), `the Steps view lacks "${expected}":\n${text}`);
   }
-  // The region scrolls (max-height): show its end, where the second grading is.
-  await region.evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  // Each grading is a list "Result grades": every result's mark, title and confidence.
+  const lists = region.getByRole('list', { name: 'Result grades', exact: true });
+  assert.equal(await lists.count(), 2);
+  const items = async (i) => (await lists.nth(i).getByRole('listitem').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+  const [firstGrades, secondGrades] = [await items(0), await items(1)];
+  assert.equal(firstGrades.length, 2);
+  assert.match(firstGrades[0], /not relevant.*Bellhaven Hotel.*confidence \d+%/, firstGrades[0]);
+  assert.match(secondGrades[0], /^relevant.*Keepers of Bellhaven Light.*confidence \d+%/, secondGrades[0]);
+  assert.match(secondGrades[1], /not relevant.*Lighthouse postcards/, secondGrades[1]);
+  // The region scrolls (max-height): show the second grading.
+  await lists.nth(1).scrollIntoViewIfNeeded();
   await screenshot(popup, 'search-steps.png');
-  // The graded results' titles are not in the Steps text yet (their rendering is being
-  // written): checked on the data the Steps view gets (StepView.grades).
+  // And the data behind it (StepView.grades), in order.
   const view = (await requestBackend(popup, { type: 'snapshot', session: 'popup' })).data;
   const grades = view.steps.filter((s) => s.kind === 'grades').map((s) => s.grades.map((g) => [g.title, g.grade]));
   assert.deepEqual(grades, [

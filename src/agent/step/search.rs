@@ -493,7 +493,7 @@ fn finish(
             return tool_done(state, ctx, &call, Err(err), out);
         }
         SearchMode::GradeOnly => {
-            let content = grades_text(&run);
+            let content = grades_text(state, &run);
             return tool_done(state, ctx, &call, Ok(content), out);
         }
         SearchMode::Full => {}
@@ -589,24 +589,29 @@ fn result_text(label: &str, result: &SearchResult) -> String {
     )
 }
 
-/// The grades of a `grade_search_results` call, one line per result.
-fn grades_text(run: &SearchRun) -> String {
+/// The grades of a `grade_search_results` call, one line per result; a relevant result
+/// says the number the answer cites it by.
+fn grades_text(state: &SessionState, run: &SearchRun) -> String {
     let Some(round) = run.current() else {
         return String::new();
     };
+    let numbers = state.web_sources();
     round
         .results
         .iter()
         .zip(&round.grades)
-        .enumerate()
-        .map(|(i, (r, g))| {
+        .map(|(r, g)| {
             let confidence = g
                 .confidence
-                .map(|c| format!(" (confidence {:.2})", c.get()))
+                .map(|c| format!(", confidence {:.2}", c.get()))
+                .unwrap_or_default();
+            let cite = numbers
+                .iter()
+                .find(|(_, h)| g.verdict == Verdict::Relevant && h.url == r.url)
+                .map(|(n, _)| format!(" Cite it as [{n}]."))
                 .unwrap_or_default();
             format!(
-                "[{}] {} — {}: {}{confidence}: {}",
-                i + 1,
+                "- {} — {}: {}{confidence}: {}{cite}",
                 r.title.trim(),
                 r.url,
                 g.verdict.name(),
