@@ -342,3 +342,67 @@ fn a_free_question_without_page_text_is_offered_request_input() {
         .collect();
     assert_eq!(offered, ["request_input"]);
 }
+
+/// Streams `partial` and fails on its first call; answers `whole` on the second.
+struct FailsMidStream {
+    calls: std::cell::Cell<u32>,
+}
+
+impl knowledgelens::ports::LlmClient for FailsMidStream {
+    fn complete<'a>(
+        &'a self,
+        _request: &'a knowledgelens::llm::ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, knowledgelens::llm::LlmError>> {
+        self.calls.set(self.calls.get() + 1);
+        let result = if self.calls.get() == 1 {
+            on_delta("The tide is ");
+            Err(knowledgelens::llm::LlmError::new(
+                knowledgelens::llm::LlmErrorKind::Network,
+                "connection reset",
+            ))
+        } else {
+            on_delta("The tide is high.");
+            Ok(ChatResponse {
+                content: "The tide is high.".into(),
+                ..Default::default()
+            })
+        };
+        future::ready(result).boxed_local()
+    }
+}
+
+#[test]
+fn a_retried_stream_starts_the_draft_afresh() {
+    let llm = FailsMidStream {
+        calls: std::cell::Cell::new(0),
+    };
+    let clock = ManualClock::new(1_000);
+    let (store, sink, tools) = (
+        MemoryStore::new(),
+        RecordingSink::default(),
+        ToolBox::builtin(),
+    );
+    let mut state = SessionState::new("popup", 1_000);
+    state.begin_run("Is the tide high?", None, RunConfig::default(), 1_000);
+    block_on(Engine::new(&llm, &clock, &sink, &store, &tools, StopSignal::new()).drive(&mut state));
+    assert_eq!(state.answer, "The tide is high.");
+    // What a UI appending the deltas shows: everything after the last reset.
+    let names = sink.names();
+    let reset = names
+        .iter()
+        .rposition(|n| *n == "answer_reset")
+        .expect("the failed attempt's text is reset");
+    let deltas_before = names[..reset]
+        .iter()
+        .filter(|n| **n == "answer_delta")
+        .count();
+    assert_eq!(deltas_before, 1, "{names:?}");
+    assert_eq!(
+        names[reset..]
+            .iter()
+            .filter(|n| **n == "answer_delta")
+            .count(),
+        1
+    );
+}

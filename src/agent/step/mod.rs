@@ -381,6 +381,10 @@ pub fn after_error(
         },
     );
     if retrying {
+        if call.stream_answer && !state.draft.is_empty() {
+            // The failed attempt's streamed text is not the answer: the retry streams anew.
+            out.emit(EventKind::AnswerReset);
+        }
         return Some(policy.backoff_ms(ctx.now, state.attempts, err, state.run_id));
     }
     if search::model_failed(state, ctx, err, out) {
