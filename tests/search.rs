@@ -676,3 +676,56 @@ proptest! {
         prop_assert!(unreachable, "{:?}", fallbacks(&out.state));
     }
 }
+
+/// A search service that never answers.
+struct Silent;
+
+impl knowledgelens::ports::SearchClient for Silent {
+    fn search<'a>(
+        &'a self,
+        _query: &'a knowledgelens::ports::SearchQuery,
+    ) -> futures::future::LocalBoxFuture<'a, Result<Vec<SearchResult>, SearchError>> {
+        Box::pin(futures::future::pending())
+    }
+}
+
+#[test]
+fn stop_abandons_a_search_in_flight() {
+    let script = RefCell::new(Script {
+        reason: [search_call("Eddystone")].into(),
+        synthesis: [Reply::text("Stopped before the search came back.")].into(),
+        ..Script::default()
+    });
+    let llm = ResponderLlm::new(|request: &ChatRequest, n| {
+        let mut s = script.borrow_mut();
+        match RequestKind::of(request) {
+            RequestKind::Reason => s.reason.pop_front(),
+            RequestKind::Synthesis => s.synthesis.pop_front(),
+            _ => None,
+        }
+        .unwrap_or_else(|| panic!("unexpected call #{n}"))
+    });
+    let clock = ManualClock::new(1_000);
+    let (store, sink, tools) = (
+        MemoryStore::new(),
+        RecordingSink::default(),
+        ToolBox::builtin(),
+    );
+    let mut state = SessionState::new("popup", 1_000);
+    state.begin_run(QUESTION, None, config(), 1_000);
+    let stop = StopSignal::new();
+    let engine =
+        Engine::new(&llm, &clock, &sink, &store, &tools, stop.clone()).with_search(Some(&Silent));
+    let mut run = Box::pin(engine.drive(&mut state));
+    assert!(
+        knowledgelens::testing::poll_times(run.as_mut(), 50).is_none(),
+        "the search never answers, so the run waits"
+    );
+    stop.raise();
+    assert!(knowledgelens::testing::poll_times(run.as_mut(), 50).is_some());
+    drop(run);
+    assert_eq!(state.status, RunStatus::Stopped);
+    assert_eq!(state.answer, "Stopped before the search came back.");
+    assert!(tool_result(&state).contains("stopped by the user"));
+    assert!(sink.names().contains(&"searching"));
+}
