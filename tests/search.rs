@@ -729,3 +729,21 @@ fn stop_abandons_a_search_in_flight() {
     assert!(tool_result(&state).contains("stopped by the user"));
     assert!(sink.names().contains(&"searching"));
 }
+
+#[test]
+fn the_reply_schemas_are_objects_with_the_limits_of_the_code() {
+    use knowledgelens::agent::prompts::search::{grades_schema, rewrite_schema, MAX_REASON_CHARS};
+    let grades = grades_schema();
+    let item = &grades["properties"]["grades"]["items"];
+    assert_eq!(item["required"].as_array().map(Vec::len), Some(4));
+    assert_eq!(
+        item["properties"]["reason"]["maxLength"].as_u64(),
+        Some(MAX_REASON_CHARS as u64)
+    );
+    let rewrite = rewrite_schema();
+    assert_eq!(
+        rewrite["properties"]["query"]["maxLength"].as_u64(),
+        Some(knowledgelens::tools::search::MAX_QUERY_CHARS as u64)
+    );
+    assert_eq!(rewrite["required"][0], "query");
+}

@@ -86,29 +86,21 @@ pub fn grade(
     })
 }
 
+/// The schema of a grading reply (`reason` at most [`MAX_REASON_CHARS`]). Kept as text and
+/// parsed when used: a `json!` literal this size costs about 6 KB of wasm.
+const GRADES_SCHEMA_JSON: &str = r#"{"type":"object","properties":{"grades":{"type":"array","items":{"type":"object","properties":{"index":{"type":"integer","minimum":1},"relevant":{"type":"boolean"},"confidence":{"type":"number","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":300}},"required":["index","relevant","confidence","reason"],"additionalProperties":false}}},"required":["grades"],"additionalProperties":false}"#;
+
+/// The schema of a rewrite reply (`query` at most `MAX_QUERY_CHARS`).
+const REWRITE_SCHEMA_JSON: &str = r#"{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":300}},"required":["query"],"additionalProperties":false}"#;
+
 /// The schema of a grading reply.
 pub fn grades_schema() -> Value {
-    serde_json::json!({
-        "type": "object",
-        "properties": {
-            "grades": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "index": { "type": "integer", "minimum": 1 },
-                        "relevant": { "type": "boolean" },
-                        "confidence": { "type": "number", "minimum": 0, "maximum": 1 },
-                        "reason": { "type": "string", "maxLength": MAX_REASON_CHARS }
-                    },
-                    "required": ["index", "relevant", "confidence", "reason"],
-                    "additionalProperties": false
-                }
-            }
-        },
-        "required": ["grades"],
-        "additionalProperties": false
-    })
+    serde_json::from_str(GRADES_SCHEMA_JSON).unwrap_or_default()
+}
+
+/// The schema of a rewrite reply.
+pub fn rewrite_schema() -> Value {
+    serde_json::from_str(REWRITE_SCHEMA_JSON).unwrap_or_default()
 }
 
 /// The grades of a grading reply for `count` results: one entry per result, `None` where
@@ -210,14 +202,7 @@ pub fn rewrite(
         tools: Vec::new(),
         response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
             name: REWRITE_SCHEMA.into(),
-            schema: serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "query": { "type": "string", "minLength": 1, "maxLength": crate::tools::search::MAX_QUERY_CHARS }
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+            schema: rewrite_schema(),
         }),
         max_tokens: Some(128.min(state.config.max_output_tokens)),
         stream: false,
