@@ -210,6 +210,11 @@ fn relevant_results_are_returned_numbered_and_only_they_are_cited() {
         Some("search_grades")
     );
     assert_eq!(out.search.texts(), ["Eddystone lighthouse"]);
+    // The Reason call says search is on and how to cite.
+    let reason = &out.requests[0];
+    assert!(reason.tools.iter().any(|t| t.name == "search_web_for_info"));
+    assert!(reason.messages[0].content.contains("Web search is on."));
+    assert!(reason.messages[0].content.contains("like [1] or [2]"));
 }
 
 #[test]

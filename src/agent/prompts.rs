@@ -28,7 +28,13 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
     (
         "system.tpl",
         include_str!("templates/system.tpl"),
-        &["role", "reading_simple", "reading_expert", "explain"],
+        &[
+            "role",
+            "reading_simple",
+            "reading_expert",
+            "explain",
+            "web_search",
+        ],
     ),
     (
         "user.tpl",
@@ -151,7 +157,7 @@ fn excerpt(text: &str, max_chars: usize) -> (String, bool) {
 /// explanation what to do with the selection. No page text.
 fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
     let fence = Fence::new(&state.nonce);
-    let mut sections = Vec::with_capacity(2);
+    let mut sections = Vec::with_capacity(3);
     match state.config.reading_level {
         ReadingLevel::Simple => sections.push("reading_simple"),
         ReadingLevel::Standard => {}
@@ -159,6 +165,9 @@ fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateE
     }
     if state.selection.is_some() {
         sections.push("explain");
+    }
+    if state.config.web_search {
+        sections.push("web_search");
     }
     templates
         .system
