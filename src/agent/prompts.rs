@@ -457,7 +457,7 @@ pub fn phase(state: &SessionState, system: &str, tools: Vec<ToolSpec>) -> ChatRe
         tools,
         response_format: None,
         max_tokens: Some(state.config.max_output_tokens),
-        stream: false,
+        stream: state.config.stream,
     }
 }
 
@@ -473,7 +473,7 @@ pub fn observe(state: &SessionState, fit: &Fit) -> Result<ChatRequest, TemplateE
             schema: control::schema(),
         }),
         max_tokens: reply_cap(state, fit),
-        stream: false,
+        stream: state.config.stream,
     })
 }
 
@@ -541,7 +541,7 @@ pub fn compaction(
             }),
         }),
         max_tokens: Some((words * 2 + 64).min(state.config.max_output_tokens)),
-        stream: false,
+        stream: state.config.stream,
     })
 }
 mod reflect;

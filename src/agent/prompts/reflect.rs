@@ -46,7 +46,7 @@ pub fn reflect(
             schema: reflexion::schema(),
         }),
         max_tokens: super::reply_cap(state, fit),
-        stream: false,
+        stream: state.config.stream,
     })
 }
 

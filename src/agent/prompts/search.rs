@@ -82,7 +82,7 @@ pub fn grade(
             (u32::try_from(results.len()).unwrap_or(u32::MAX) * 80 + 64)
                 .min(state.config.max_output_tokens),
         ),
-        stream: false,
+        stream: state.config.stream,
     })
 }
 
@@ -205,7 +205,7 @@ pub fn rewrite(
             schema: rewrite_schema(),
         }),
         max_tokens: Some(128.min(state.config.max_output_tokens)),
-        stream: false,
+        stream: state.config.stream,
     })
 }
 
