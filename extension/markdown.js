@@ -56,7 +56,7 @@ export function renderMarkdown(text, { sources = [], document: doc = globalThis.
  * @param {RenderOptions & {requestFrame?: (cb: () => void) => number,
  *   cancelFrame?: (id: number) => void}} [options]
  * @returns {{update(fullText: string): void,
- *   finish(fullText: string, options?: {sources?: Source[]}): void}}
+ *   finish(fullText: string, options?: {sources?: Source[]}): void, cancel(): void}}
  */
 export function createStreamRenderer(container, {
   sources = [],
@@ -108,6 +108,11 @@ export function createStreamRenderer(container, {
       frame = null;
       if (finalSources) ctx = context(ctx.doc, finalSources);
       render(fullText, true);
+    },
+    /** Drops a render still waiting for its frame (the container is someone else's now). */
+    cancel() {
+      if (frame !== null) cancelFrame(frame);
+      frame = null;
     },
   };
 }

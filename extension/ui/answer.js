@@ -24,11 +24,14 @@ export function createAnswerView(container) {
         // A draft that does not continue the last one (reset, or a new run) starts over.
         const continues = shown.streaming && stream && text.startsWith(shown.text ?? '');
         if (!continues) {
+          // A frame the old renderer still waits for must not write into the new text.
+          stream?.cancel();
           container.replaceChildren();
           stream = createStreamRenderer(container, { sources });
         }
         stream.update(text);
       } else {
+        stream?.cancel();
         stream = null;
         container.replaceChildren(text ? renderMarkdown(text, { sources }) : '');
       }
