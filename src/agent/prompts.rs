@@ -523,27 +523,48 @@ pub fn compaction(
         ("words", &words.to_string()),
     ]);
     let request = templates.context.render(&values, &["compact_request"])?;
-    Ok(ChatRequest {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "summary": { "type": "string", "maxLength": context::MAX_SUMMARY_CHARS }
+        },
+        "required": ["summary"],
+        "additionalProperties": false
+    });
+    Ok(standalone(
+        state,
+        system,
+        request,
+        ("compaction", schema),
+        words * 2 + 64,
+    ))
+}
+
+/// A request of its own (a system and a user message, not the conversation) with no tools:
+/// JSON output constrained to `schema` (name, schema) when the run asks for constrained
+/// output, at most `max_tokens` (within the run's cap), streamed like the run's calls.
+fn standalone(
+    state: &SessionState,
+    system: String,
+    user: String,
+    (name, schema): (&str, Value),
+    max_tokens: u32,
+) -> ChatRequest {
+    ChatRequest {
         messages: vec![
             ChatMessage::new(Role::System, system),
-            ChatMessage::new(Role::User, request),
+            ChatMessage::new(Role::User, user),
         ],
         tools: Vec::new(),
         response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
-            name: "compaction".into(),
-            schema: serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "summary": { "type": "string", "maxLength": context::MAX_SUMMARY_CHARS }
-                },
-                "required": ["summary"],
-                "additionalProperties": false
-            }),
+            name: name.into(),
+            schema,
         }),
-        max_tokens: Some((words * 2 + 64).min(state.config.max_output_tokens)),
+        max_tokens: Some(max_tokens.min(state.config.max_output_tokens)),
         stream: state.config.stream,
-    })
+    }
 }
+
 mod reflect;
 pub mod search;
 pub use reflect::reflect;

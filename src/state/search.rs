@@ -87,9 +87,6 @@ pub struct QueryRound {
     /// One grade per result, in order (shorter while grading).
     #[serde(default)]
     pub grades: Vec<Grade>,
-    /// Whether the search was made (its results are in).
-    #[serde(default)]
-    pub searched: bool,
 }
 
 impl QueryRound {
@@ -99,7 +96,6 @@ impl QueryRound {
             query: query.into(),
             results: Vec::new(),
             grades: Vec::new(),
-            searched: false,
         }
     }
 

@@ -90,6 +90,12 @@ pub fn checked_query(query: &str) -> Result<String, ToolError> {
     Ok(query)
 }
 
+/// Calls of each search tool a run may make.
+const PER_RUN: RateLimit = RateLimit {
+    per_run: Some(4),
+    per_minute: None,
+};
+
 fn run_by_engine<'a>(name: &'static str) -> LocalBoxFuture<'a, Result<String, ToolError>> {
     async move {
         Err(ToolError::new(
@@ -118,10 +124,7 @@ impl TypedTool for SearchWeb {
     }
 
     fn rate_limit(&self) -> RateLimit {
-        RateLimit {
-            per_run: Some(4),
-            per_minute: None,
-        }
+        PER_RUN
     }
 
     fn needs_search(&self) -> bool {
@@ -144,10 +147,7 @@ impl TypedTool for GradeResults {
     type Output = String;
 
     fn rate_limit(&self) -> RateLimit {
-        RateLimit {
-            per_run: Some(4),
-            per_minute: None,
-        }
+        PER_RUN
     }
 
     fn needs_search(&self) -> bool {
@@ -170,10 +170,7 @@ impl TypedTool for RewriteQuery {
     type Output = String;
 
     fn rate_limit(&self) -> RateLimit {
-        RateLimit {
-            per_run: Some(4),
-            per_minute: None,
-        }
+        PER_RUN
     }
 
     fn needs_search(&self) -> bool {

@@ -6,11 +6,11 @@
 
 use serde_json::Value;
 
-use super::{builtin, strings};
+use super::{builtin, standalone, strings};
 use crate::agent::context;
 use crate::agent::fence::Fence;
 use crate::agent::template::TemplateError;
-use crate::llm::{ChatMessage, ChatRequest, JsonSchemaFormat, Role};
+use crate::llm::ChatRequest;
 use crate::state::search::{Confidence, Grade, SearchRun, Verdict};
 use crate::state::SessionState;
 use crate::types::json_text::json_objects;
@@ -67,23 +67,15 @@ pub fn grade(
         ]),
         &["grade_request"],
     )?;
-    Ok(ChatRequest {
-        messages: vec![
-            ChatMessage::new(Role::System, system),
-            ChatMessage::new(Role::User, request),
-        ],
-        tools: Vec::new(),
-        response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
-            name: GRADES_SCHEMA.into(),
-            schema: grades_schema(),
-        }),
-        // About 60 tokens a grade, and room for the JSON around them.
-        max_tokens: Some(
-            (u32::try_from(results.len()).unwrap_or(u32::MAX) * 80 + 64)
-                .min(state.config.max_output_tokens),
-        ),
-        stream: state.config.stream,
-    })
+    // About 60 tokens a grade, and room for the JSON around them.
+    let max_tokens = u32::try_from(results.len()).unwrap_or(u32::MAX) * 80 + 64;
+    Ok(standalone(
+        state,
+        system,
+        request,
+        (GRADES_SCHEMA, grades_schema()),
+        max_tokens,
+    ))
 }
 
 /// The schema of a grading reply (`reason` at most [`MAX_REASON_CHARS`]). Kept as text and
@@ -194,19 +186,13 @@ pub fn rewrite(
         sections.push("rewrite_repeated");
     }
     let request = templates.search.render(&values, &sections)?;
-    Ok(ChatRequest {
-        messages: vec![
-            ChatMessage::new(Role::System, system),
-            ChatMessage::new(Role::User, request),
-        ],
-        tools: Vec::new(),
-        response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
-            name: REWRITE_SCHEMA.into(),
-            schema: rewrite_schema(),
-        }),
-        max_tokens: Some(128.min(state.config.max_output_tokens)),
-        stream: state.config.stream,
-    })
+    Ok(standalone(
+        state,
+        system,
+        request,
+        (REWRITE_SCHEMA, rewrite_schema()),
+        128,
+    ))
 }
 
 /// The query of a rewrite reply: its JSON `query`, else the reply's first non-empty line

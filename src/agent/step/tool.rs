@@ -1,0 +1,101 @@
+//! A tool's outcome as a transition: emitted, recorded in the trajectory (and a bounded
+//! phase's context), and what follows it (the reply's next call, a reflection, Observe, or
+//! the phase's next round).
+
+use super::*;
+
+/// A tool's outcome: emitted, recorded (the model sees errors as the result text), and the
+/// next queued call, the Observe phase, or the phase's next round follows.
+pub fn tool_done(
+    state: &mut SessionState,
+    ctx: &StepCtx<'_>,
+    call: &ToolCall,
+    result: Result<String, ToolError>,
+    out: &mut Out,
+) {
+    let failure = result
+        .as_ref()
+        .err()
+        .and_then(|err| crate::agent::reflexion::tool_failure(call, err));
+    tool_done_as(state, ctx, call, result, failure, out);
+}
+
+/// [`tool_done`], with the failure the run reflects on (once the reply's calls have run).
+pub(super) fn tool_done_as(
+    state: &mut SessionState,
+    ctx: &StepCtx<'_>,
+    call: &ToolCall,
+    result: Result<String, ToolError>,
+    failure: Option<crate::state::memory::Failure>,
+    out: &mut Out,
+) {
+    let tool = call.name.clone();
+    let (ok, content) = match result {
+        Ok(text) => {
+            out.emit(EventKind::ToolCompleted { tool });
+            (true, text)
+        }
+        Err(err) => {
+            let content = err.for_model();
+            out.emit(EventKind::ToolFailed {
+                tool,
+                error: content.clone(),
+            });
+            (false, content)
+        }
+    };
+    record_result(state, ctx, call, ok, content);
+    if reflect::after_result(state, failure) {
+        return;
+    }
+    if !state.queued_calls.is_empty() {
+        let next = state.queued_calls.remove(0);
+        set_next(
+            state,
+            Next::Act {
+                call: next,
+                started: false,
+            },
+        );
+    } else if state.phase.as_ref().is_some_and(|p| p.tool_only) {
+        end_phase(state, ctx, StopReason::Done, out);
+    } else if state.phase.is_some() || state.step == 0 {
+        // A call decided before the first step (an explanation's context) goes straight
+        // to the first Reason, which then has its result.
+        set_next(state, Next::Reason);
+    } else {
+        set_next(state, Next::Observe);
+    }
+}
+
+pub(super) fn record_result(
+    state: &mut SessionState,
+    ctx: &StepCtx<'_>,
+    call: &ToolCall,
+    ok: bool,
+    content: String,
+) {
+    if let Some(phase) = state.phase.as_mut() {
+        phase.result.tool_calls.push(ToolOutcome {
+            call: call.clone(),
+            ok,
+            content: content.clone(),
+        });
+        let mut message = ChatMessage::new(Role::Tool, content.clone());
+        message.tool_call_id = Some(call.id.clone());
+        let label = phase.label.clone();
+        if !phase.tool_only {
+            state.contexts.entry(label).or_default().push(message);
+        }
+    }
+    record(
+        state,
+        ctx,
+        Item::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            ok,
+            content,
+        },
+    );
+}
