@@ -35,6 +35,7 @@ pub mod agent;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod llm;
+pub mod page;
 pub mod ports;
 pub mod protocol;
 pub mod search;

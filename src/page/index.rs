@@ -1,0 +1,198 @@
+//! Lexical retrieval over the passages of a page: Okapi BM25 (k1 = 1.2, b = 0.75) on
+//! lower-cased words (runs of letters and digits; each CJK ideograph, kana or hangul
+//! syllable a word of its own), plus a phrase rule: a passage that contains the whole query
+//! (case and spacing aside) ranks above every passage that does not. Ties keep page order.
+//! Hand-written rather than the `bm25` crate: this is ~150 lines with no dependency, where
+//! the crate brings a tokenizer, stemmers and stop-word lists the wasm would carry. Pure.
+
+use std::collections::HashMap;
+
+use super::passages::{split, Passage};
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// A page's passages and their index.
+#[derive(Debug)]
+pub struct PageIndex {
+    passages: Vec<Passage>,
+    /// Word -> (passage, occurrences) in passage order.
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    /// Words per passage.
+    lengths: Vec<u32>,
+    average_length: f32,
+}
+
+/// A retrieved passage.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// Its position in [`PageIndex::passages`] (its id is `p{index + 1}`).
+    pub index: usize,
+    /// Its score (higher is better).
+    pub score: f32,
+}
+
+impl PageIndex {
+    /// Splits `text` into passages and indexes them.
+    pub fn build(text: &str) -> Self {
+        let passages = split(text);
+        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        let mut lengths = Vec::with_capacity(passages.len());
+        for (i, passage) in passages.iter().enumerate() {
+            let lowered = text[passage.range.clone()].to_lowercase();
+            let mut counts: HashMap<&str, u32> = HashMap::new();
+            let mut length = 0;
+            for word in words(&lowered) {
+                *counts.entry(word).or_default() += 1;
+                length += 1;
+            }
+            lengths.push(length);
+            let id = u32::try_from(i).unwrap_or(u32::MAX);
+            for (word, n) in counts.drain() {
+                match postings.get_mut(word) {
+                    Some(list) => list.push((id, n)),
+                    None => {
+                        postings.insert(word.to_string(), vec![(id, n)]);
+                    }
+                }
+            }
+        }
+        let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
+        let average_length = if lengths.is_empty() {
+            1.0
+        } else {
+            (total as f32 / lengths.len() as f32).max(1.0)
+        };
+        Self {
+            passages,
+            postings,
+            lengths,
+            average_length,
+        }
+    }
+
+    /// The passages, in page order.
+    pub fn passages(&self) -> &[Passage] {
+        &self.passages
+    }
+
+    /// The `k` passages that best match `query` in `text` (the text the index was built
+    /// from), best first; only passages sharing a word with the query.
+    pub fn search(&self, text: &str, query: &str, k: usize) -> Vec<Hit> {
+        let query = query.to_lowercase();
+        let mut terms: Vec<&str> = words(&query).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        let n = self.passages.len() as f32;
+        let mut scores = vec![0f32; self.passages.len()];
+        let mut matched = vec![0u16; self.passages.len()];
+        for term in &terms {
+            let Some(list) = self.postings.get(*term) else {
+                continue;
+            };
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(p, tf) in list {
+                let p = p as usize;
+                let tf = tf as f32;
+                let norm = 1.0 - B + B * self.lengths[p] as f32 / self.average_length;
+                scores[p] += idf * tf * (K1 + 1.0) / (tf + K1 * norm);
+                matched[p] = matched[p].saturating_add(1);
+            }
+        }
+        let phrase = squeeze(&query);
+        let all = u16::try_from(terms.len()).unwrap_or(u16::MAX);
+        let mut hits: Vec<Hit> = scores
+            .iter()
+            .enumerate()
+            .filter(|(_, &s)| s > 0.0)
+            .map(|(index, &score)| {
+                let whole = !terms.is_empty()
+                    && matched[index] == all
+                    && squeeze(&text[self.passages[index].range.clone()].to_lowercase())
+                        .contains(&phrase);
+                Hit {
+                    index,
+                    score: if whole { score + 1_000.0 } else { score },
+                }
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        hits.truncate(k);
+        hits
+    }
+}
+
+/// Whether `c` is written without spaces between words (CJK ideographs, kana, hangul).
+fn unspaced(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+/// The words of `text` (already lower-cased).
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || loop {
+        let start = rest.find(char::is_alphanumeric)?;
+        let tail = &rest[start..];
+        let first = tail.chars().next()?;
+        let len = if unspaced(first) {
+            first.len_utf8()
+        } else {
+            tail.find(|c: char| !c.is_alphanumeric() || unspaced(c))
+                .unwrap_or(tail.len())
+        };
+        rest = &tail[len..];
+        if len > 0 {
+            return Some(&tail[..len]);
+        }
+    })
+}
+
+/// `text` with its words joined by single spaces (for the phrase rule).
+fn squeeze(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in words(text) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_letter_and_digit_runs_and_single_ideographs() {
+        let w: Vec<&str> = words("it's 2,000 km—東京タワー").collect();
+        assert_eq!(
+            w,
+            ["it", "s", "2", "000", "km", "東", "京", "タ", "ワ", "ー"]
+        );
+    }
+
+    #[test]
+    fn the_rarer_word_wins_and_ties_keep_page_order() {
+        let text = "apple banana\n\napple cherry\n\napple banana durian\n\nbanana";
+        let index = PageIndex::build(text);
+        assert_eq!(index.passages().len(), 1, "short blocks join");
+        let text = "# A\napple banana\n# B\napple cherry\n# C\napple banana";
+        let index = PageIndex::build(text);
+        let hits = index.search(text, "cherry apple", 3);
+        assert_eq!(hits[0].index, 1);
+        let hits = index.search(text, "banana", 3);
+        let order: Vec<usize> = hits.iter().map(|h| h.index).collect();
+        assert_eq!(order, [0, 2]);
+        assert!(index.search(text, "zebra", 3).is_empty());
+    }
+
+    #[test]
+    fn a_passage_with_the_whole_phrase_comes_first() {
+        let text = "# A\nthe cat sat on the mat the cat the cat\n# B\nthe mat sat on the cat";
+        let index = PageIndex::build(text);
+        let hits = index.search(text, "The mat  sat", 2);
+        assert_eq!(hits[0].index, 1);
+    }
+}

@@ -1,0 +1,168 @@
+//! The page as a knowledge base: its text split into passages ([`passages`]) and indexed
+//! for lexical retrieval ([`index`]). Passage `pN` is the N-th passage of the page text, so
+//! an id names the same passage every time the text is split. The index is rebuilt from the
+//! page text when needed (one page is kept in memory per worker), never stored.
+
+pub mod index;
+pub mod passages;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub use index::{Hit, PageIndex};
+pub use passages::{Passage, MAX_CHARS as PASSAGE_MAX_CHARS};
+
+/// Passages the prompt may hold in place of the whole page: the best for the question
+/// within `budget_chars` characters, then the page's opening passages while room is left;
+/// in page order. A page that fits whole is given whole.
+pub fn context_passages(index: &PageIndex, text: &str, query: &str, budget: usize) -> Vec<usize> {
+    let passages = index.passages();
+    let total: usize = passages.iter().map(|p| p.chars).sum();
+    if total <= budget {
+        return (0..passages.len()).collect();
+    }
+    let mut chosen = Vec::new();
+    let mut used = 0;
+    let ranked = index.search(text, query, passages.len()).into_iter();
+    for i in ranked.map(|h| h.index).chain(0..passages.len()) {
+        let size = passages[i].chars + LABEL_CHARS;
+        if !chosen.contains(&i) && used + size <= budget {
+            used += size;
+            chosen.push(i);
+        }
+        if budget - used < LABEL_CHARS + 40 {
+            break;
+        }
+    }
+    chosen.sort_unstable();
+    chosen
+}
+
+/// Characters a passage's label line takes, about (for budgets).
+const LABEL_CHARS: usize = 24;
+
+/// The id the model cites passage `index` by: `p{index + 1}`.
+pub fn passage_id(index: usize) -> String {
+    format!("p{}", index + 1)
+}
+
+/// The passage index an id names (`p3` is 2), if it is one.
+pub fn passage_index(id: &str) -> Option<usize> {
+    let n: usize = id.strip_prefix('p')?.parse().ok()?;
+    n.checked_sub(1)
+}
+
+/// The passages `indices` of `text`, each under its label line (`[p12] Setup › Linux`),
+/// apart by blank lines.
+pub fn render(index: &PageIndex, text: &str, indices: &[usize]) -> String {
+    let mut out = String::new();
+    for &i in indices {
+        let Some(passage) = index.passages().get(i) else {
+            continue;
+        };
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push('[');
+        out.push_str(&passage_id(i));
+        out.push(']');
+        let path = passage.heading_path();
+        if !path.is_empty() {
+            out.push(' ');
+            out.push_str(&path.replace(['\n', '\r'], " "));
+        }
+        out.push('\n');
+        out.push_str(passage.text(text));
+    }
+    out
+}
+
+/// A passage's text for a person: heading lines without their `#` marks.
+pub fn plain_text(passage: &Passage, text: &str) -> String {
+    passage
+        .text(text)
+        .lines()
+        .map(|line| passages::heading(line.trim()).map_or(line, |(_, t)| t))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+thread_local! {
+    static LAST: RefCell<Option<(u64, usize, Rc<PageIndex>)>> = const { RefCell::new(None) };
+}
+
+/// The index of `text`: the one built last when it was built from the same text, else a new
+/// one (which replaces it).
+pub fn index_of(text: &str) -> Rc<PageIndex> {
+    let key = (fnv1a(text.as_bytes()), text.len());
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((hash, len, index)) = last.as_ref() {
+            if (*hash, *len) == key {
+                return Rc::clone(index);
+            }
+        }
+        let index = Rc::new(PageIndex::build(text));
+        *last = Some((key.0, key.1, Rc::clone(&index)));
+        index
+    })
+}
+
+/// FNV-1a, 64 bits: a fast fingerprint of the page text for [`index_of`].
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = "# Harbour\nThe harbour opened in 1861.\n\n## Lighthouse\nThe lighthouse is 30 m tall.\n\n## Ferry\nThe ferry leaves at noon.";
+
+    #[test]
+    fn a_page_that_fits_is_given_whole() {
+        let index = PageIndex::build(PAGE);
+        assert_eq!(context_passages(&index, PAGE, "ferry", 10_000), [0, 1, 2]);
+    }
+
+    #[test]
+    fn a_tight_budget_keeps_the_best_passage() {
+        let index = PageIndex::build(PAGE);
+        let size = index.passages()[2].chars + LABEL_CHARS;
+        assert_eq!(
+            context_passages(&index, PAGE, "when does the ferry leave", size),
+            [2]
+        );
+        assert_eq!(context_passages(&index, PAGE, "zzz", size + 20), [0]);
+    }
+
+    #[test]
+    fn rendered_passages_carry_their_ids_and_heading_paths() {
+        let index = PageIndex::build(PAGE);
+        assert_eq!(
+            render(&index, PAGE, &[1, 2]),
+            "[p2] Harbour › Lighthouse\n## Lighthouse\nThe lighthouse is 30 m tall.\n\n[p3] Harbour › Ferry\n## Ferry\nThe ferry leaves at noon."
+        );
+        assert_eq!(
+            plain_text(&index.passages()[1], PAGE),
+            "Lighthouse\nThe lighthouse is 30 m tall."
+        );
+        assert_eq!(passage_index("p3"), Some(2));
+        assert_eq!(passage_index("p0"), None);
+        assert_eq!(passage_index("3"), None);
+    }
+
+    #[test]
+    fn the_index_is_kept_for_the_same_text() {
+        let a = index_of(PAGE);
+        let b = index_of(PAGE);
+        assert!(Rc::ptr_eq(&a, &b));
+        let c = index_of("other text");
+        assert!(!Rc::ptr_eq(&a, &c));
+    }
+}
