@@ -469,7 +469,7 @@ fn a_page_that_cannot_fit_is_shrunk_not_sent_whole() {
     assert!(
         request.messages[1]
             .content
-            .contains("The excerpt shows the first"),
+            .contains("passages, chosen for the question"),
         "the page block says it was cut"
     );
 }

@@ -10,47 +10,52 @@ use std::path::Path;
 /// Bottom first: a module, and the modules it may use (all of them earlier in this list).
 const LAYERS: &[(&str, &[&str])] = &[
     ("types", &[]),
+    ("page", &[]),
     ("ports", &["types"]),
-    ("llm", &["types", "ports"]),
-    ("search", &["types", "ports"]),
-    ("tools", &["types", "ports"]),
-    ("state", &["types", "ports", "tools"]),
-    ("settings", &["types", "ports", "llm", "search", "state"]),
+    ("llm", &["types", "page", "ports"]),
+    ("search", &["types", "page", "ports"]),
+    ("tools", &["types", "page", "ports"]),
+    ("state", &["types", "page", "ports", "tools"]),
+    (
+        "settings",
+        &["types", "page", "ports", "llm", "search", "state"],
+    ),
     (
         "agent",
-        &["types", "ports", "llm", "search", "tools", "state"],
+        &["types", "page", "ports", "llm", "search", "tools", "state"],
     ),
     (
         "protocol",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent",
+            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
         ],
     ),
     (
         "service",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
+            "protocol",
         ],
     ),
     (
         "testing",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
-            "service",
+            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
+            "protocol", "service",
         ],
     ),
     (
         "bench",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
-            "service", "testing",
+            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
+            "protocol", "service", "testing",
         ],
     ),
     (
         "web",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
-            "service", "bench",
+            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
+            "protocol", "service", "bench",
         ],
     ),
 ];

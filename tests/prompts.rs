@@ -114,7 +114,6 @@ fn explain_cut_simple() -> SessionState {
         &call.arguments,
         &ToolContext {
             page: state.page.as_ref(),
-            passages_read: 0,
             selection: state.selection.as_ref(),
         },
     ))
@@ -376,7 +375,9 @@ fn the_fixture_covers_every_case_and_hostile_text() {
         .find(|c| c["case"] == "hostile_content/reason")
         .expect("the hostile case is recorded");
     let user = hostile["messages"][1]["content"].as_str().unwrap();
-    let escaped = HOSTILE
+    let index = knowledgelens::page::PageIndex::build(HOSTILE);
+    let all: Vec<usize> = (0..index.passages().len()).collect();
+    let escaped = knowledgelens::page::render(&index, HOSTILE, &all)
         .replace("<page", "&lt;page")
         .replace("</page", "&lt;/page");
     assert!(user.contains(&format!(

@@ -204,6 +204,7 @@ fn every_tool_offers_an_optional_string_reasoning() {
         names,
         [
             "read_page",
+            "query_page",
             "request_input",
             "explain_text_with_context",
             "search_web_for_info",

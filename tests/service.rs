@@ -83,7 +83,7 @@ fn ask_captures_page_text_runs_and_snapshots() {
         .contains("The moon pulls the oceans."));
     let first = &sent.messages[1].content;
     assert!(
-        first.contains("\n\nThe moon pulls the oceans.\n</page-"),
+        first.contains("\n\n[p1]\nThe moon pulls the oceans.\n</page-"),
         "{first}"
     );
     // The question, then the grounding (the last message of every request).

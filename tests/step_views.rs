@@ -13,7 +13,7 @@ use knowledgelens::settings::{Provider, Settings, UserPrices};
 use knowledgelens::state::sources::SourceKind;
 use knowledgelens::state::{PageInfo, RunStatus, SessionState};
 use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
-use knowledgelens::tools::{PassageHeader, ToolBox};
+use knowledgelens::tools::ToolBox;
 use knowledgelens::types::events::Finite;
 use proptest::prelude::*;
 
@@ -21,9 +21,19 @@ fn page() -> PageInfo {
     PageInfo {
         title: "Tides".into(),
         url: "http://127.0.0.1/tides".into(),
-        text: "The moon pulls the oceans. ".repeat(40),
+        text: page_text(),
         ..Default::default()
     }
+}
+
+/// Three sections of 300-odd characters: three passages.
+fn page_text() -> String {
+    format!(
+        "## Moon\n{}\n\n## Sun\n{}\n\n## Wind\n{}",
+        "The moon pulls the oceans. ".repeat(12),
+        "The sun pulls them a little. ".repeat(11),
+        "Wind piles the water up. ".repeat(13)
+    )
 }
 
 fn control(answer: &str) -> Reply {
@@ -57,7 +67,13 @@ fn two_reads() -> Vec<Reply> {
     vec![
         Reply::tool("read_page", r#"{"offset": 0, "max_chars": 50}"#),
         Reply::text(r#"{"should_continue": true}"#),
-        Reply::tool("read_page", r#"{"offset": 50, "max_chars": 50}"#),
+        Reply::tool(
+            "read_page",
+            &format!(
+                r#"{{"offset": {}, "max_chars": 50}}"#,
+                page_text().find("## Sun").unwrap()
+            ),
+        ),
         control("The moon pulls the water [p2], as the page says [p1]. Not [p7] or [3]."),
     ]
 }
@@ -113,7 +129,11 @@ fn long_texts_are_capped_with_their_full_length() {
 
 #[test]
 fn page_passages_are_sources_and_invalid_citations_are_removed() {
-    let (state, sink) = run(two_reads(), RunConfig::default(), None);
+    let config = RunConfig {
+        page_excerpt_chars: 0,
+        ..RunConfig::default()
+    };
+    let (state, sink) = run(two_reads(), config, None);
     let results: Vec<&str> = state
         .trajectory
         .iter()
@@ -125,12 +145,13 @@ fn page_passages_are_sources_and_invalid_citations_are_removed() {
         })
         .collect();
     assert!(
-        results[0].starts_with("[p1: Tides — characters 0..50 of "),
+        results[0].starts_with("Characters 0–")
+            && results[0].contains("\n\n[p1] Moon\n## Moon\nThe moon"),
         "{}",
         results[0]
     );
     assert!(
-        results[1].starts_with("[p2: Tides — characters 50..100 of "),
+        results[1].contains("(passages p2–p2 of 3)") && results[1].contains("\n\n[p2] Sun\n"),
         "{}",
         results[1]
     );
@@ -141,9 +162,26 @@ fn page_passages_are_sources_and_invalid_citations_are_removed() {
     assert_eq!(ids, ["p2", "p1"], "in order of first citation");
     let p2 = &view.sources[0];
     assert_eq!(p2.kind, SourceKind::Page);
-    assert_eq!((p2.start, p2.end), (Some(50), Some(100)));
+    let start = page_text().find("## Sun").unwrap() as u64;
+    assert_eq!(
+        (p2.start, p2.end),
+        (Some(start), Some(start + 7 + 29 * 11 + 2))
+    );
     assert_eq!(p2.url, "http://127.0.0.1/tides");
-    assert!(p2.excerpt.chars().count() <= 200 && p2.excerpt.contains("moon"));
+    assert!(
+        p2.excerpt.starts_with("Sun\nThe sun pulls") && p2.excerpt.ends_with("a little."),
+        "the whole passage, its heading without marks: {}",
+        p2.excerpt
+    );
+    // The answer says what it rests on: the page block held none of the passages.
+    assert!(
+        state
+            .notices
+            .iter()
+            .any(|n| n == "Based on 2 of the page's 3 passages, chosen for the question."),
+        "{:?}",
+        state.notices
+    );
     // The terminal event and the recorded answer carry the cleaned text.
     let events = sink.events.borrow();
     let last = &events.last().expect("events").event.kind;
@@ -310,27 +348,6 @@ fn taken_by_removing_sees_what_was_removed() {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
-
-    #[test]
-    fn passage_headers_read_back(
-        number in 1u32..10_000,
-        title in "\\PC{0,40}",
-        start in 0u64..1_000_000,
-        len in 0u64..10_000,
-        text in "\\PC{0,40}",
-    ) {
-        let header = PassageHeader {
-            number,
-            title: title.replace(['\n', '\r'], " "),
-            start,
-            end: start + len,
-            total: start + len + 7,
-        };
-        let content = format!("{}\n{text}", header.line());
-        let (back, rest) = PassageHeader::parse(&content).expect("parses");
-        prop_assert_eq!(back, header);
-        prop_assert_eq!(rest, text.as_str());
-    }
 
     #[test]
     fn citation_cleaning_keeps_only_valid_ones_and_nothing_else_changes(

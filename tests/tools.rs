@@ -74,7 +74,6 @@ fn schemas_come_from_the_argument_types() {
 fn validation_errors_name_the_field_what_was_expected_and_given() {
     let ctx = ToolContext {
         page: None,
-        passages_read: 0,
         selection: None,
     };
     let run =
@@ -313,7 +312,7 @@ proptest! {
         } else {
             (json!({ field: bad }), field.to_string())
         };
-        let ctx = ToolContext { page: None, passages_read: 0, selection: None };
+        let ctx = ToolContext { page: None, selection: None };
         let err = futures::executor::block_on(ReadPage.run(&args.to_string(), &ctx)).expect_err("must be rejected");
         prop_assert_eq!(err.kind, ToolErrorKind::InvalidArguments);
         prop_assert!(err.message.contains(&named), "{} does not name {}", err.message, named);

@@ -194,18 +194,12 @@ impl<'a> Engine<'a> {
                         self.persist(cell).await;
                     }
                     let result = {
-                        let (page, selection, config, passages_read) = {
+                        let (page, selection, config) = {
                             let state = cell.borrow();
-                            (
-                                state.page.clone(),
-                                state.selection.clone(),
-                                state.config,
-                                state.passages_read(),
-                            )
+                            (state.page.clone(), state.selection.clone(), state.config)
                         };
                         let ctx = ToolContext {
                             page: page.as_ref(),
-                            passages_read,
                             selection: selection.as_ref(),
                         };
                         crate::agent::executor::run_tool(self.tools, &config, &call, &ctx).await

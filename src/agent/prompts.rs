@@ -2,7 +2,7 @@
 //! resumed run rebuilds exactly the prompt it had). Their text lives in the built-in
 //! templates under `src/agent/templates/` (see [`crate::agent::template`]); this module picks
 //! their sections and fills in the values. Page text is untrusted data: it never goes into
-//! the system message; the page block (title, URL, excerpt) is the first user message,
+//! the system message; the page block (title, URL, passages) is the first user message,
 //! and it, an explained selection and every page-tool result are quoted inside the run's
 //! fence ([`crate::agent::fence`]), which the system message names and calls data, never
 //! instructions. Placeholders in page text are never expanded. Pure: no browser access.
@@ -145,14 +145,6 @@ fn strings(pairs: &[(&str, &str)]) -> Context {
     context
 }
 
-fn excerpt(text: &str, max_chars: usize) -> (String, bool) {
-    let mut chars = text.char_indices();
-    match chars.nth(max_chars) {
-        Some((cut, _)) => (text[..cut].to_string(), true),
-        None => (text.to_string(), false),
-    }
-}
-
 /// The system prompt: the role (naming the run's fence), the reading level, and for an
 /// explanation what to do with the selection. No page text.
 fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
@@ -184,7 +176,8 @@ fn page_data(fence: Fence<'_>, title: &str, url: &str, text: Option<&str>) -> St
     fence.wrap(&data)
 }
 
-/// The page block, the first user message: the fenced excerpt, or why there is none.
+/// The page block, the first user message: the fenced passages (the whole page when it
+/// fits the run's page characters, else the best for the question), or why there are none.
 fn page_block(
     state: &SessionState,
     templates: &Builtin,
@@ -198,16 +191,24 @@ fn page_block(
         .min(state.config.page_excerpt_chars);
     match &state.page {
         Some(page) if !page.text.is_empty() => {
-            let (text, cut) = excerpt(&page.text, excerpt_chars);
+            let index = crate::page::index_of(&page.text);
+            let chosen = crate::page::context_passages(
+                &index,
+                &page.text,
+                state.page_query(),
+                excerpt_chars,
+            );
+            let text = crate::page::render(&index, &page.text, &chosen);
+            let total = index.passages().len();
             let context = strings(&[
                 (
                     "page_data",
                     &page_data(fence, &page.title, &page.url, Some(&text)),
                 ),
-                ("excerpt_chars", &excerpt_chars.to_string()),
-                ("total_chars", &page.text.chars().count().to_string()),
+                ("shown", &chosen.len().to_string()),
+                ("total", &total.to_string()),
             ]);
-            let sections: &[&str] = if cut {
+            let sections: &[&str] = if chosen.len() < total {
                 &["page", "page_cut"]
             } else {
                 &["page"]

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::state::memory::{Failure, Reflection};
 use crate::state::trajectory::Item;
 use crate::state::SessionState;
-use crate::tools::{PassageHeader, ToolError, ToolErrorKind, REASONING};
+use crate::tools::{ToolError, ToolErrorKind, REASONING};
 use crate::types::json_text::json_objects;
 use crate::types::ToolCall;
 
@@ -204,24 +204,12 @@ pub fn same_call(a: &ToolCall, name: &str, arguments: &str) -> bool {
     a.name == name && normalized(&a.arguments) == normalized(arguments)
 }
 
-/// A result for comparison: a page passage without its number (which counts the run's
-/// reads, so the same passage read again has another), else the text.
-fn result_key(content: &str) -> String {
-    match PassageHeader::parse(content) {
-        Some((mut header, text)) => {
-            header.number = 0;
-            format!("{}\n{text}", header.line())
-        }
-        None => content.to_string(),
-    }
-}
-
 /// The most times one result came back for `call` (same tool, same arguments) in this run.
 /// Calls not run as repeated are not counted.
 pub fn identical_results(state: &SessionState, call: &ToolCall) -> usize {
     let blocked = repeated_text(&call.name);
     let mut calls: BTreeMap<&str, &ToolCall> = BTreeMap::new();
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for entry in &state.trajectory {
         match &entry.item {
             Item::ToolCall { call: c } => {
@@ -234,7 +222,7 @@ pub fn identical_results(state: &SessionState, call: &ToolCall) -> usize {
                     .get(call_id.as_str())
                     .is_some_and(|c| same_call(c, &call.name, &call.arguments));
                 if same {
-                    *counts.entry(result_key(content)).or_insert(0) += 1;
+                    *counts.entry(content.as_str()).or_insert(0) += 1;
                 }
             }
             _ => {}

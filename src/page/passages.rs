@@ -72,9 +72,13 @@ pub fn split(text: &str) -> Vec<Passage> {
             }
             path.push((*level, title.clone()));
         }
+        // Line breaks left over from cutting a long block join the passage before them
+        // whenever they fit.
+        let blank = text[piece.range.clone()].bytes().all(|b| b == b'\n');
+        let room = if blank { MAX_CHARS } else { TARGET_CHARS };
         let joins = piece.heading.is_none()
             && passages.last().is_some_and(|last| {
-                last.range.end == piece.range.start && last.chars + piece.chars <= TARGET_CHARS
+                last.range.end == piece.range.start && last.chars + piece.chars <= room
             });
         match passages.last_mut() {
             Some(last) if joins => {

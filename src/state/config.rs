@@ -33,7 +33,8 @@ pub struct RunConfig {
     pub stream: bool,
     /// Whether Observe asks for constrained JSON output.
     pub constrained_output: bool,
-    /// Page text included in the prompt directly (characters); the rest via `read_page`.
+    /// Page text the prompt holds directly (characters): the whole page when it fits, else
+    /// the passages that best match the question; more via `query_page` and `read_page`.
     pub page_excerpt_chars: usize,
     /// Highest tool risk level the run permits.
     pub permitted_risk: Risk,

@@ -13,13 +13,16 @@
 
 mod builtin;
 pub mod explain;
+mod page;
 pub mod parse;
 pub mod search;
 
-pub use builtin::{
-    PassageHeader, ReadPage, ReadPageArgs, RequestInput, RequestInputArgs, READ_PAGE_CHARS,
-};
+pub use builtin::{RequestInput, RequestInputArgs};
 pub use explain::{ExplainTextWithContext, EXPLAIN_TEXT_WITH_CONTEXT};
+pub use page::{
+    passages_of_call, QueryPage, QueryPageArgs, ReadPage, ReadPageArgs, QUERY_PAGE_K,
+    READ_PAGE_CHARS,
+};
 pub use search::{GRADE_RESULTS, REWRITE_QUERY, SEARCH_WEB};
 
 use std::borrow::Cow;
@@ -38,8 +41,9 @@ pub const REQUEST_INPUT: &str = "request_input";
 
 /// The tools whose successful results are page or web text: the prompt quotes them inside
 /// the page fence, as data.
-pub const PAGE_DATA_TOOLS: [&str; 4] = [
+pub const PAGE_DATA_TOOLS: [&str; 5] = [
     ReadPage::NAME,
+    QueryPage::NAME,
     EXPLAIN_TEXT_WITH_CONTEXT,
     SEARCH_WEB,
     GRADE_RESULTS,
@@ -49,8 +53,6 @@ pub const PAGE_DATA_TOOLS: [&str; 4] = [
 pub struct ToolContext<'a> {
     /// The page the question is about.
     pub page: Option<&'a PageInfo>,
-    /// Successful `read_page` calls of the run so far (the next passage is `p{n + 1}`).
-    pub passages_read: u32,
     /// The selection an explanation run is about.
     pub selection: Option<&'a Selection>,
 }
@@ -424,6 +426,7 @@ impl ToolBox {
     pub fn builtin() -> Self {
         Self::default()
             .with(Box::new(ReadPage))
+            .with(Box::new(QueryPage))
             .with(Box::new(RequestInput))
             .with(Box::new(ExplainTextWithContext))
             .with(Box::new(search::SearchWeb))

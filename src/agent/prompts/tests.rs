@@ -43,15 +43,11 @@ fn every_section_the_loop_uses_renders_with_the_values_it_gets() {
     assert!(system.ends_with("unless the user writes to you in another language."));
     let expert = loaded.system.render(&tag, &["reading_expert"]).unwrap();
     assert!(expert.ends_with("\n\nReading level: expert. Use precise terminology and assume the reader has background knowledge of the subject; skip the basics."));
-    let page = strings(&[
-        ("page_data", "D"),
-        ("excerpt_chars", "1"),
-        ("total_chars", "2"),
-    ]);
+    let page = strings(&[("page_data", "D"), ("shown", "1"), ("total", "2")]);
     let block = loaded.user.render(&page, &["page", "page_cut"]).unwrap();
     assert_eq!(
         block,
-        "The page the user is reading (its title, URL and the start of its text):\nD\nEach read_page result begins with a label such as [p1]. When your answer uses a passage read that way, you may cite it by its label in square brackets, e.g. [p1], after the sentence it supports. Cite only labels you were given.\n(The excerpt shows the first 1 of 2 characters; read_page returns the rest.)"
+        "The page the user is reading (its title and URL, then its text as passages, each under a label such as [p1] and its headings):\nD\nWhen your answer uses a passage, cite its label in square brackets, e.g. [p1], after the sentence it supports. Cite only labels you were given.\n(These are 1 of the page's 2 passages, chosen for the question. If they do not hold the answer, query_page finds the passages that match other words; do not guess.)"
     );
     let unreadable = loaded.user.render(&page, &["page_unreadable"]).unwrap();
     assert_eq!(unreadable, "The user is on this page, but its text could not be read: answer from general knowledge and say so.\nD");

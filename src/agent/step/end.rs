@@ -159,7 +159,25 @@ fn with_sources(state: &mut SessionState, answer: &str) -> String {
         .iter()
         .filter_map(|id| available.iter().find(|s| &s.id == id).cloned())
         .collect();
+    if let Some((given, total)) = state.page_coverage().filter(|_| !cleaned.text.is_empty()) {
+        let notice = coverage_notice(given, total);
+        if !state.notices.contains(&notice) {
+            state.notices.push(notice);
+        }
+    }
     cleaned.text
+}
+
+/// What an answer rests on when the model was not given the whole page.
+pub fn coverage_notice(given: usize, total: usize) -> String {
+    format!(
+        "Based on {given} of the page's {total} passages{}.",
+        if given == 0 {
+            " (the page text did not fit the model's window)"
+        } else {
+            ", chosen for the question"
+        }
+    )
 }
 
 /// The best answer the run has without another call: the last final answer an

@@ -1,17 +1,17 @@
 # template user
 - {{page_data}}: string
-- {{excerpt_chars}}: string
-- {{total_chars}}: string
+- {{shown}}: string
+- {{total}}: string
 
 <section name="page" optional>
-The page the user is reading (its title, URL and the start of its text):
+The page the user is reading (its title and URL, then its text as passages, each under a label such as [p1] and its headings):
 {{page_data}}
-Each read_page result begins with a label such as [p1]. When your answer uses a passage read that way, you may cite it by its label in square brackets, e.g. [p1], after the sentence it supports. Cite only labels you were given.
+When your answer uses a passage, cite its label in square brackets, e.g. [p1], after the sentence it supports. Cite only labels you were given.
 </section>
 
 <section name="page_cut" optional>
 
-(The excerpt shows the first {{excerpt_chars}} of {{total_chars}} characters; read_page returns the rest.)
+(These are {{shown}} of the page's {{total}} passages, chosen for the question. If they do not hold the answer, query_page finds the passages that match other words; do not guess.)
 </section>
 
 <section name="page_unreadable" optional>
