@@ -10,6 +10,8 @@ use std::path::Path;
 /// Bottom first: a module, and the modules it may use (all of them earlier in this list).
 const LAYERS: &[(&str, &[&str])] = &[
     ("types", &[]),
+    // The page knowledge base (passages, index): pure text work, below everything that uses it.
+    ("page", &[]),
     ("ports", &["types"]),
     ("llm", &["types", "ports"]),
     ("search", &["types", "ports"]),
