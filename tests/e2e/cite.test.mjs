@@ -2,7 +2,7 @@
 // offset 0) and answers citing [p1], the page's first passage. The fixture (cite.html) has no
 // text before a 3,200 px spacer, so that passage starts far below the fold. In the popup:
 // - hovering or focusing the citation shows the passage in a tooltip (role "tooltip", named
-//   by aria-describedby), Escape hides it;
+//   by aria-describedby; no serious axe violation while it shows), Escape hides it;
 // - activating it (Enter, a click, or the source's "Show on page" button) scrolls the page's
 //   tab until the passage's element is in the viewport and highlights it (the CSS Custom
 //   Highlight API), and the highlight is gone again about 2 s later;
@@ -13,6 +13,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { OUTPUT_DIR, openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
+import { seriousViolations } from './support/axe.mjs';
 import { startHarness } from './support/harness.mjs';
 import { askQuestion, checkAccessibleNames, readPopup, waitForRunEnd } from './support/popup.mjs';
 
@@ -103,6 +104,7 @@ test('a [p1] citation previews its passage, shows it in the page, and says when 
   await tooltip.waitFor({ state: 'visible' });
   assert.match(await tooltip.textContent(), /Agnes Tull kept Bellhaven Light/);
   await checkAccessibleNames(popup, { present: [['region', 'Sources'], ['button', 'Show on page: passage p1']] });
+  assert.deepEqual(await seriousViolations(popup), [], 'axe, with the preview open');
   await screenshot(popup, 'popup-citation-preview.png');
   await popup.keyboard.press('Escape');
   await tooltip.waitFor({ state: 'hidden' });
