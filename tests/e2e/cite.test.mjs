@@ -106,6 +106,10 @@ test('a [p1] citation previews its passage, shows it in the page, and says when 
   await checkAccessibleNames(popup, { present: [['region', 'Sources'], ['button', 'Show on page: passage p1']] });
   assert.deepEqual(await seriousViolations(popup), [], 'axe, with the preview open');
   await screenshot(popup, 'popup-citation-preview.png');
+  await popup.emulateMedia({ colorScheme: 'dark' });
+  assert.deepEqual(await seriousViolations(popup), [], 'axe, dark theme, with the preview open');
+  await screenshot(popup, 'popup-citation-preview-dark.png');
+  await popup.emulateMedia({ colorScheme: 'light' });
   await popup.keyboard.press('Escape');
   await tooltip.waitFor({ state: 'hidden' });
 
