@@ -17,6 +17,7 @@ import {
   shownAnswer,
 } from './view-state.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
+import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
 import { renderConversations } from './ui/conversations.js';
 import { openSidePanel, pageAccess, requestOrigin } from './ui/panel.js';
 import { createSearchOffer } from './ui/search-offer.js';
@@ -77,6 +78,17 @@ const state = {
 
 const stepsView = createStepsView(el['step-list']);
 const answerView = createAnswerView(el.answer);
+const passages = createPassageCitations({
+  answer: el.answer,
+  list: el.sources,
+  preview: document.getElementById('passage-preview'),
+  sources: () => (state.archived ?? state.view)?.sources ?? [],
+  locate: (text) => connection.request(REQUESTS.LOCATE_PASSAGE, { session: state.session, text }),
+  onResult: (error) => {
+    if (error) showRequestError(error);
+    else if (state.requestError?.kind === PASSAGE_GONE_KIND) showRequestError(null);
+  },
+});
 const searchOffer = createSearchOffer(
   {
     section: el['search-offer'], turnOn: el['search-offer-on'], notNow: el['search-offer-later'],
@@ -159,8 +171,9 @@ async function refresh() {
 // ---------------------------------------------------------------------------------------------
 // Actions.
 
+/** Shows `err` in the alert (null clears it). */
 function showRequestError(err) {
-  state.requestError = {
+  state.requestError = err === null ? null : {
     kind: err?.kind ?? 'internal',
     message: err?.message || String(err),
   };
@@ -416,6 +429,7 @@ function renderAnswer(view) {
   const running = view.status === 'running';
   answerView.render(answer, { streaming: running, sources: view.sources ?? [] });
   renderSources(el['sources-section'], el.sources, running ? [] : view.sources ?? []);
+  passages.refresh();
   el['copy-answer'].hidden = !(answer && !running);
   el.answer.classList.toggle('streaming', running);
   el['answer-section'].setAttribute('aria-busy', String(running));

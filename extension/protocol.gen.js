@@ -25,6 +25,7 @@ export const REQUESTS = Object.freeze({
   "GET_SETTINGS": "get_settings",
   "HISTORY": "history",
   "LIST_MODELS": "list_models",
+  "LOCATE_PASSAGE": "locate_passage",
   "NEW_CONVERSATION": "new_conversation",
   "OPEN_CONVERSATION": "open_conversation",
   "SAVE_SETTINGS": "save_settings",
@@ -124,6 +125,12 @@ export const MAX_SELECTION_CHARS = 4000;
 
 /** Longest enclosing paragraph of a selection, in characters. */
 export const MAX_CONTEXT_CHARS = 4000;
+
+/** Longest page text kept, in characters (the page reader cuts there too). */
+export const MAX_PAGE_CHARS = 2000000;
+
+/** Longest passage text a `locate_passage` request carries, in characters (longer is cut). */
+export const MAX_LOCATE_CHARS = 4000;
 
 /** How long reading a tab's text may take before a run goes on without it (ms). */
 export const PAGE_READ_TIMEOUT_MS = 10000;

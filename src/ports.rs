@@ -9,6 +9,7 @@
 //! nothing needs to be `Send`, and boxed futures keep the traits object-safe.
 
 use futures::future::LocalBoxFuture;
+use futures::FutureExt;
 
 use crate::types::events::EventEnvelope;
 use crate::types::{
@@ -213,6 +214,20 @@ pub fn draw_nonce(random: &dyn Random) -> Result<String, RandomError> {
 pub trait PageReader {
     /// Captures the text of tab `tab_id`; an error means the page cannot be scripted.
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>>;
+
+    /// Finds `passage` on tab `tab_id` (by its first non-space characters), scrolls it into
+    /// view and highlights it briefly; `Ok(false)` when it is no longer on the page. Readers
+    /// that cannot show anything say the page cannot be scripted.
+    fn locate<'a>(
+        &'a self,
+        _tab_id: i64,
+        _passage: &'a str,
+    ) -> LocalBoxFuture<'a, Result<bool, PageReadError>> {
+        futures::future::ready(Err(PageReadError::NotScriptable(
+            "this page reader cannot show passages".to_string(),
+        )))
+        .boxed_local()
+    }
 }
 
 /// One HTTP request, as the core builds it.

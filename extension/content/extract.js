@@ -1,6 +1,7 @@
 // KnowledgeLens page reader, injected by chrome.scripting.executeScript({files}) from the
-// backend after vendor/readability/Readability-readerable.js, vendor/readability/Readability.js
-// and content/visible.js (see EXTRACT_SCRIPTS in src/web/pages.rs). It only reads the page:
+// backend after content/constants.gen.js (the page cap, generated from Rust),
+// vendor/readability/Readability-readerable.js, vendor/readability/Readability.js and
+// content/visible.js (see EXTRACT_SCRIPTS in src/web/pages.rs). It only reads the page:
 // nothing is written to the live DOM, nothing is left behind.
 //
 // Only text the user can see is read (content/visible.js decides, on the live DOM). The main
@@ -13,8 +14,11 @@
 // The script's completion value is its result: the last expression statement below,
 // {title, url, text, reader} with reader "readability" or "visible-text". Everything lives in
 // a block so that injecting it again into the same isolated world does not collide.
+//
+// Headings (h1-h6) are written as Markdown heading lines, each its own paragraph:
+// "## Section title" (the passage splitter, src/page/passages.rs, relies on them).
 {
-  const MAX_CHARS = 200000;
+  const MAX_CHARS = globalThis.__klContent.MAX_PAGE_CHARS;
   // The raw text is cut here before normalising, so a huge page costs no huge regex pass.
   const RAW_CAP = MAX_CHARS + MAX_CHARS / 4;
   const MIN_MAIN_CHARS = 200;
@@ -22,7 +26,8 @@
   const MIN_READABLE_CHARS = 500;
   const BLOCK_TAGS = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'DD', 'DIV', 'DL', 'DT', 'FIGCAPTION',
     'FIGURE', 'FOOTER', 'FORM', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'PRE', 'SECTION', 'TABLE', 'TR', 'UL']);
-  const PARAGRAPH_TAGS = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+  const PARAGRAPH_TAGS = new Set(['P']);
+  const HEADING_LEVEL = { H1: 1, H2: 2, H3: 3, H4: 4, H5: 5, H6: 6 };
 
   const vis = globalThis.__klVisibility();
 
@@ -64,6 +69,14 @@
           length += child.nodeValue.length;
         } else if (child.nodeType === 1) {
           if (child.tagName === 'BR') { out.push('\n'); continue; }
+          const level = HEADING_LEVEL[child.tagName];
+          if (level) {
+            const title = child.textContent.replace(/\s+/g, ' ').trim();
+            const line = title ? `\n\n${'#'.repeat(level)} ${title}\n\n` : '';
+            out.push(line);
+            length += line.length;
+            continue;
+          }
           const brk = PARAGRAPH_TAGS.has(child.tagName) ? '\n\n'
             : BLOCK_TAGS.has(child.tagName) ? '\n' : child.tagName === 'TD' || child.tagName === 'TH' ? ' ' : '';
           out.push(brk);
@@ -97,10 +110,10 @@
   const visibleFallback = () => {
     let best = '';
     for (const node of document.querySelectorAll('article, main, [role="main"]')) {
-      const text = vis.visibleText(node, RAW_CAP);
+      const text = vis.visibleText(node, RAW_CAP, { headings: true });
       if (text.trim().length > best.trim().length) best = text;
     }
-    return best.trim().length >= MIN_MAIN_CHARS ? best : vis.visibleText(document.body, RAW_CAP);
+    return best.trim().length >= MIN_MAIN_CHARS ? best : vis.visibleText(document.body, RAW_CAP, { headings: true });
   };
 
   const fromReadability = readable();

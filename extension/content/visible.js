@@ -118,10 +118,14 @@ globalThis.__klVisibility = () => {
 
   const isBlock = (el) => !INLINE_DISPLAYS.has(styleOf(el).display);
 
+  const HEADING_LEVEL = { H1: 1, H2: 2, H3: 3, H4: 4, H5: 5, H6: 6 };
+
   // The visible text under `root`, block boundaries kept as line breaks, stopping at `cap`.
-  const visibleText = (root, cap = Infinity) => {
+  // With `headings`, each visible h1-h6 becomes a Markdown heading line of its own paragraph
+  // ("## Its visible text", whitespace collapsed); without, it is a block like any other.
+  const visibleText = (root, cap = Infinity, { headings = false } = {}) => {
     if (!root || hiddenWithAncestors(root)) return '';
-    const out = [];
+    let out = [];
     let length = 0;
     const push = (s) => { out.push(s); length += s.length; };
     // `container` is an element or a shadow root; `el` the element whose style applies.
@@ -134,12 +138,23 @@ globalThis.__klVisibility = () => {
         } else if (node.nodeType === 1) {
           if (node.tagName === 'BR') { push('\n'); continue; }
           if (hiddenElement(node)) continue;
+          const level = headings && HEADING_LEVEL[node.tagName.toUpperCase()];
+          if (level) { heading(node, level); continue; }
           const brk = breakOf(node);
           push(brk);
           walk(node.shadowRoot || node, node);
           push(brk);
         }
       }
+    };
+    // A heading's visible text, on one line, as its own paragraph.
+    const heading = (node, level) => {
+      const [outer, before] = [out, length];
+      out = [];
+      walk(node.shadowRoot || node, node);
+      const title = out.join('').replace(/\s+/g, ' ').trim();
+      [out, length] = [outer, before];
+      if (title) push(`\n\n${'#'.repeat(level)} ${title}\n\n`);
     };
     walk(root, root);
     return out.join('').slice(0, cap);

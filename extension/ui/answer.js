@@ -50,7 +50,14 @@ function sourceNode(source) {
     ? h('span', { className: 'source-where' }, ` characters ${source.start}–${source.end}`)
     : null;
   const excerpt = source.excerpt ? h('q', { className: 'source-excerpt' }, source.excerpt) : null;
-  return h('li', { id: `source-${source.id}`, className: 'source' }, label, ' ', name, where, excerpt);
+  // A page passage can be shown in the page (ui/passages.js handles the click).
+  const show = source.kind === 'page' && source.excerpt
+    ? h('button', {
+      type: 'button', className: 'link source-show', 'data-passage': String(source.id),
+      'aria-label': `Show on page: passage ${source.id}`,
+    }, 'Show on page')
+    : null;
+  return h('li', { id: `source-${source.id}`, className: 'source' }, label, ' ', name, where, show ? ' ' : null, show, excerpt);
 }
 
 /** Lists `sources` (the ones the answer cites) under the answer; hidden when there are none. */

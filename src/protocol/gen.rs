@@ -1,6 +1,8 @@
 //! The constants the extension's JS shares with Rust, written as an ES module
-//! (`extension/protocol.gen.js`) by [`protocol_js`]: one value on both sides.
-//! `tests/protocol_gen.rs` fails when the committed file is stale (`KL_BLESS=1` rewrites it).
+//! (`extension/protocol.gen.js`) by [`protocol_js`], and the few that content scripts need
+//! (classic scripts, which cannot import a module) as `extension/content/constants.gen.js`
+//! by [`content_js`]: one value on both sides. `tests/protocol_gen.rs` fails when either
+//! committed file is stale (`KL_BLESS=1` rewrites them).
 
 use std::fmt::Write as _;
 
@@ -9,8 +11,8 @@ use serde_json::{json, Value};
 
 use super::panel::PanelCommand;
 use super::{
-    ApiErrorKind, Command, SearchOfferAnswer, MAX_CONTEXT_CHARS, MAX_QUESTION_CHARS,
-    MAX_SELECTION_CHARS, PAGE_READ_TIMEOUT_MS, PANEL_PORT_NAME, PORT_NAME,
+    ApiErrorKind, Command, SearchOfferAnswer, MAX_CONTEXT_CHARS, MAX_LOCATE_CHARS, MAX_PAGE_CHARS,
+    MAX_QUESTION_CHARS, MAX_SELECTION_CHARS, PAGE_READ_TIMEOUT_MS, PANEL_PORT_NAME, PORT_NAME,
 };
 use crate::llm::provider::Provider;
 use crate::search::{brave, tavily, SearchProvider};
@@ -22,6 +24,34 @@ use crate::types::{LlmErrorKind, RunErrorKind};
 
 /// Where the generated file lives, relative to the repository root.
 pub const PATH: &str = "extension/protocol.gen.js";
+
+/// The generated classic script for content scripts, relative to the extension root (it is
+/// injected before them with `chrome.scripting.executeScript({files})`).
+pub const CONTENT_CONSTANTS: &str = "content/constants.gen.js";
+
+/// Where [`CONTENT_CONSTANTS`] lives, relative to the repository root.
+pub const CONTENT_PATH: &str = "extension/content/constants.gen.js";
+
+/// The `type` of the message that asks an injected `content/locate.js` to show a passage
+/// (`{type, text}`, sent by the worker with `chrome.tabs.sendMessage`; reply `{found}`).
+pub const LOCATE_MESSAGE: &str = "knowledgelens-locate";
+
+/// The generated classic script's text: one frozen object, `globalThis.__klContent`, in the
+/// extension's isolated world (the page cannot see it).
+pub fn content_js() -> String {
+    let constants = json!({
+        "MAX_PAGE_CHARS": MAX_PAGE_CHARS,
+        "LOCATE_MESSAGE": LOCATE_MESSAGE,
+    });
+    let text = serde_json::to_string_pretty(&constants).unwrap_or_default();
+    format!(
+        "// Generated from the Rust crate by `knowledgelens::protocol::gen::content_js()`: do not\n\
+         // edit. Regenerate with `KL_BLESS=1 cargo test --test protocol_gen`.\n\
+         // The constants content scripts share with Rust (they are classic scripts and cannot\n\
+         // import protocol.gen.js): injected first by the worker, read as `globalThis.__klContent`.\n\
+         globalThis.__klContent = Object.freeze({text});\n"
+    )
+}
 
 /// The error kinds (of a request or of a run) whose fix is usually in the provider
 /// settings: the popup then offers to open Options.
@@ -164,6 +194,16 @@ pub fn protocol_js() -> String {
             "Longest enclosing paragraph of a selection, in characters.",
             "MAX_CONTEXT_CHARS",
             json!(MAX_CONTEXT_CHARS),
+        ),
+        (
+            "Longest page text kept, in characters (the page reader cuts there too).",
+            "MAX_PAGE_CHARS",
+            json!(MAX_PAGE_CHARS),
+        ),
+        (
+            "Longest passage text a `locate_passage` request carries, in characters (longer is cut).",
+            "MAX_LOCATE_CHARS",
+            json!(MAX_LOCATE_CHARS),
         ),
         (
             "How long reading a tab's text may take before a run goes on without it (ms).",

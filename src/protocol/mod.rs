@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::settings::Settings;
-pub use crate::types::page::{MAX_CONTEXT_CHARS, MAX_SELECTION_CHARS, PAGE_READ_TIMEOUT_MS};
+pub use crate::types::page::{
+    MAX_CONTEXT_CHARS, MAX_LOCATE_CHARS, MAX_PAGE_CHARS, MAX_SELECTION_CHARS, PAGE_READ_TIMEOUT_MS,
+};
 use crate::types::Selection;
 
 pub use reply::{Envelope, Response};
@@ -55,6 +57,7 @@ struct RawRequest {
     answer: Option<String>,
     conversation: Option<String>,
     selection: Option<Selection>,
+    text: Option<String>,
 }
 
 /// The `id` of a request, read on its own: a reply to an unreadable request still names it.
@@ -162,6 +165,10 @@ impl Request {
                         .as_deref()
                         .ok_or_else(|| missing("an \"answer\" (\"turn_on\" or \"not_now\")"))?,
                 )?,
+            },
+            "locate_passage" => Command::LocatePassage {
+                session: session()?,
+                text: checked_passage(raw.text.as_deref().ok_or_else(|| missing("a \"text\""))?)?,
             },
             other => {
                 return Err(ApiError::bad_request(format!(
@@ -281,6 +288,25 @@ pub enum Command {
         /// "Turn on" or "Not now".
         answer: SearchOfferAnswer,
     },
+    /// Scroll the session's tab to a cited page passage and highlight it briefly (only a
+    /// `tab:<id>` session has a tab). Reply: [`reply::LocateReply`].
+    LocatePassage {
+        /// Session key (its tab is the one searched).
+        session: SessionKey,
+        /// The passage's text (a page source's `excerpt`), trimmed and capped.
+        text: String,
+    },
+}
+
+/// A passage to locate, trimmed and cut to [`MAX_LOCATE_CHARS`]; empty is refused.
+fn checked_passage(text: &str) -> Result<String, ApiError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(ApiError::bad_request(
+            "Unreadable request: \"locate_passage\" needs the passage's text.",
+        ));
+    }
+    Ok(crate::types::page::cap_chars(text, MAX_LOCATE_CHARS).0)
 }
 
 /// The answers to the popup's offer to search the web.
@@ -314,7 +340,7 @@ impl SearchOfferAnswer {
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 17] = [
+    pub const NAMES: [&'static str; 18] = [
         "snapshot",
         "ask",
         "stop",
@@ -332,6 +358,7 @@ impl Command {
         "explain",
         "test_search",
         "search_offer",
+        "locate_passage",
     ];
 
     /// This request's wire name.
@@ -354,6 +381,7 @@ impl Command {
             Self::Explain { .. } => 14,
             Self::TestSearch { .. } => 15,
             Self::SearchOffer { .. } => 16,
+            Self::LocatePassage { .. } => 17,
         };
         Self::NAMES[index]
     }

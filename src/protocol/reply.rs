@@ -170,6 +170,14 @@ pub struct ClearedReply {
     pub cleared: u32,
 }
 
+/// `locate_passage`: whether the passage was found on the page (it was then scrolled into
+/// view and highlighted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LocateReply {
+    /// The passage's beginning is on the page.
+    pub found: bool,
+}
+
 /// The data of a successful reply: one variant per reply type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
@@ -200,6 +208,8 @@ pub enum Response {
     History(HistoryReply),
     /// `clear_history`.
     Cleared(ClearedReply),
+    /// `locate_passage`.
+    Locate(LocateReply),
     /// `follow_up` (a panel request).
     FollowUp(super::panel::FollowUpReply),
 }
@@ -230,6 +240,7 @@ response_from! {
     SearchOfferReply => |v| Self::SearchOffer(v);
     HistoryReply => |v| Self::History(v);
     ClearedReply => |v| Self::Cleared(v);
+    LocateReply => |v| Self::Locate(v);
 }
 
 /// The reply to one request: `{id, ok: true, data}` or `{id, ok: false, error}`.

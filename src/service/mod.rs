@@ -8,6 +8,7 @@ mod connection;
 mod conversations;
 mod export;
 mod input;
+mod locate;
 mod panel;
 mod registry;
 mod runs;
@@ -188,6 +189,9 @@ impl Service {
                 reply(self.open_conversation(conversation).await)
             }
             Command::ClearHistory => reply(self.clear_history().await),
+            Command::LocatePassage { session, text } => {
+                reply(self.locate_passage(session, &text).await)
+            }
         }
     }
 

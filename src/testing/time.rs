@@ -121,6 +121,24 @@ impl PageReader for StaticPages {
         }))
         .boxed_local()
     }
+
+    /// Found when the tab's text holds the passage's first 80 non-space characters (as the
+    /// extension's `content/locate.js` looks for them).
+    fn locate<'a>(
+        &'a self,
+        tab_id: i64,
+        passage: &'a str,
+    ) -> LocalBoxFuture<'a, Result<bool, PageReadError>> {
+        let squeeze = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        let result = match self.0.get(&tab_id) {
+            None => Err(PageReadError::NoTab(format!("No tab with id: {tab_id}"))),
+            Some(page) => {
+                let needle: String = squeeze(passage).chars().take(80).collect();
+                Ok(!needle.is_empty() && squeeze(&page.text).contains(&needle))
+            }
+        };
+        future::ready(result).boxed_local()
+    }
 }
 
 /// Pending once (waking its task at once), then ready: a point at which a test driving a

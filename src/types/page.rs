@@ -37,6 +37,14 @@ pub fn checked_lang(lang: &str) -> String {
 /// goes on without the page's text.
 pub const PAGE_READ_TIMEOUT_MS: u64 = 10_000;
 
+/// Longest page text kept, in characters: the page reader (`content/extract.js`, through the
+/// generated `content/limits.gen.js`) cuts there, and the worker cuts again on receipt.
+pub const MAX_PAGE_CHARS: usize = 2_000_000;
+
+/// Longest passage text a `locate_passage` request may carry, in characters (a passage is at
+/// most 1,200; only its first 80 non-space characters are looked for).
+pub const MAX_LOCATE_CHARS: usize = 4000;
+
 /// Longest selected text an explanation works on, in characters (the rest is cut, and the
 /// explanation says so).
 pub const MAX_SELECTION_CHARS: usize = 4000;

@@ -1,6 +1,9 @@
-//! [`ChromePages`]: reads a tab's text by injecting [`EXTRACT_SCRIPTS`] (Readability, the
-//! visibility helper, then `content/extract.js`) with `chrome.scripting.executeScript`. The
-//! last script returns plain data; nothing from the page is ever executed by us.
+//! [`ChromePages`]: reads a tab's text by injecting [`EXTRACT_SCRIPTS`] (the generated
+//! content constants, Readability, the visibility helper, then `content/extract.js`) with
+//! `chrome.scripting.executeScript`, and shows a cited passage by injecting
+//! [`LOCATE_SCRIPTS`] into the tab's top frame and sending them the passage
+//! (`chrome.tabs.sendMessage`, [`LOCATE_MESSAGE`]). The scripts return plain data; nothing
+//! from the page is ever executed by us.
 
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
@@ -11,18 +14,29 @@ use super::interop::{call, chrome, from_js, object};
 use crate::ports::PageReader;
 use crate::types::{PageInfo, PageReadError};
 
-/// The scripts injected to read a page, in order, relative to the extension root: Mozilla's
-/// Readability (vendored, unmodified), the visibility helper, and the reader, whose
-/// completion value is the result.
-pub const EXTRACT_SCRIPTS: [&str; 4] = [
+/// The scripts injected to read a page, in order, relative to the extension root: the
+/// generated constants (`protocol::gen::CONTENT_CONSTANTS`, spelled out so the e2e tier can
+/// read this list), Mozilla's Readability (vendored, unmodified), the visibility helper, and
+/// the reader, whose completion value is the result.
+pub const EXTRACT_SCRIPTS: [&str; 5] = [
+    "content/constants.gen.js",
     "vendor/readability/Readability-readerable.js",
     "vendor/readability/Readability.js",
     "content/visible.js",
     "content/extract.js",
 ];
 
-/// Longest page text kept, in characters.
-pub const MAX_PAGE_CHARS: usize = 200_000;
+/// The scripts injected (top frame only) to show a passage: the generated constants, the
+/// visibility helper and the locator, which then waits for [`LOCATE_MESSAGE`].
+pub const LOCATE_SCRIPTS: [&str; 3] = [
+    "content/constants.gen.js",
+    "content/visible.js",
+    "content/locate.js",
+];
+
+pub use crate::protocol::gen::LOCATE_MESSAGE;
+/// Longest page text kept, in characters (one constant with the page reader's cut).
+pub use crate::protocol::MAX_PAGE_CHARS;
 
 /// Reads tabs through `chrome.scripting`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -63,8 +77,52 @@ async fn read_tab(tab_id: i64) -> Result<PageInfo, PageReadError> {
     Ok(page)
 }
 
+/// The locator's reply to [`LOCATE_MESSAGE`].
+#[derive(serde::Deserialize)]
+struct Located {
+    found: bool,
+}
+
+async fn locate_in_tab(tab_id: i64, passage: &str) -> Result<bool, PageReadError> {
+    let not_scriptable = |e: super::interop::JsError| PageReadError::NotScriptable(e.message);
+    let bad = |e: super::interop::JsError| PageReadError::BadResult(e.message);
+    let scripting =
+        chrome(&["scripting"]).map_err(|e| PageReadError::NotScriptable(e.to_string()))?;
+    let tabs = chrome(&["tabs"]).map_err(|e| PageReadError::NotScriptable(e.to_string()))?;
+    let tab = JsValue::from_f64(tab_id as f64);
+    let frames: Array = std::iter::once(JsValue::from_f64(0.0)).collect();
+    let target = object(&[("tabId", tab.clone()), ("frameIds", frames.into())]).map_err(bad)?;
+    let files: Array = LOCATE_SCRIPTS
+        .iter()
+        .map(|f| JsValue::from_str(f))
+        .collect();
+    let details = object(&[("target", target.into()), ("files", files.into())]).map_err(bad)?;
+    call(&scripting, "executeScript", &[details.into()])
+        .await
+        .map_err(|e| script_error(e.message))?;
+    let message = object(&[
+        ("type", JsValue::from_str(LOCATE_MESSAGE)),
+        ("text", JsValue::from_str(passage)),
+    ])
+    .map_err(bad)?;
+    let options = object(&[("frameId", JsValue::from_f64(0.0))]).map_err(bad)?;
+    let reply = call(&tabs, "sendMessage", &[tab, message.into(), options.into()])
+        .await
+        .map_err(not_scriptable)?;
+    let located: Located = from_js(reply).map_err(bad)?;
+    Ok(located.found)
+}
+
 impl PageReader for ChromePages {
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
         read_tab(tab_id).boxed_local()
+    }
+
+    fn locate<'a>(
+        &'a self,
+        tab_id: i64,
+        passage: &'a str,
+    ) -> LocalBoxFuture<'a, Result<bool, PageReadError>> {
+        locate_in_tab(tab_id, passage).boxed_local()
     }
 }

@@ -87,7 +87,8 @@ test('the reader on the fixture: visible article only, paragraphs kept apart', a
   assert.deepEqual(leaked(text), [], text);
   // Readability drops the heading that repeats the title (the title comes on its own).
   for (const expected of VISIBLE.filter((v) => v !== title)) assert.ok(text.includes(expected), `lacks "${expected}":\n${text}`);
-  assert.match(text, /since\.\n\nThe table was computed/, `paragraphs run together:\n${text}`);
+  // Headings are Markdown heading lines of their own paragraph, whitespace collapsed.
+  assert.match(text, /since\.\n\n## How the table was made\n\nThe table was computed/, `paragraphs or headings run together:\n${text}`);
   // Re-injectable: a second run in the same world gives the same result.
   assert.equal((await readIn(page)).text, text);
   await page.close();
@@ -100,11 +101,15 @@ test('with no main content, the body fallback also drops hidden text', async () 
   await page.evaluate(() => {
     const visible = document.getElementById('visible');
     for (const p of [...visible.querySelectorAll('p')].slice(0, 2)) p.remove();
+    visible.querySelector('table').remove();
   });
   const { text, reader } = await readIn(page);
   assert.equal(reader, 'visible-text');
   assert.deepEqual(leaked(text), [], text);
   assert.match(text, /Port Anselm Harbour Trust/, `the body was not read:\n${text}`);
   assert.match(text, /Okafor's forty/);
+  // The walk writes headings as Markdown heading lines too (the hidden h2 stays out).
+  assert.match(text, /(^|\n\n)# The Tide Tables of Port Anselm\n\n/, `no h1 heading line:\n${text}`);
+  assert.match(text, /\n\n## How the table was made\n\n/, `no h2 heading line:\n${text}`);
   await page.close();
 });

@@ -14,7 +14,9 @@
 // - two tabs asking at once keep separate sessions, also across a worker stop;
 // - a corrupted head record is quarantined and the popup says where it was kept;
 // - a full storage: older sessions are removed to make room (before a question's first save
-//   and in the middle of a run), the popup says so, and the run completes.
+//   and in the middle of a run), the popup says so, and the run completes;
+// - a 1 MB page (the page cap is 2,000,000 characters): its whole text is saved, a full
+//   storage makes room for it with the same notice, and the run survives a worker stop.
 
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -411,4 +413,58 @@ test('storage full in the middle of a run: the oldest session makes room, the po
   const saved = JSON.parse((await storage())[`session:${t.session}`]);
   assert.equal(saved.state.status, 'completed', 'the run was saved to its end');
   assert.equal(saved.entries, 9);
+});
+
+/**
+ * Replaces the content of `page` with visible paragraphs of about `chars` characters in all;
+ * returns the last paragraph's label (`Part <n>.`).
+ */
+const fillPage = (page, chars) => page.evaluate((total) => {
+  const sentence = 'The keeper wrote about the fog, the salt and the lamp in a green ledger every night. ';
+  const main = document.createElement('main');
+  let made = 0;
+  let n = 0;
+  while (made < total) {
+    n += 1;
+    const p = document.createElement('p');
+    p.textContent = `Part ${n}. ${sentence.repeat(6)}`;
+    made += p.textContent.length + 2;
+    main.append(p);
+  }
+  document.body.replaceChildren(main);
+  return `Part ${n}.`;
+}, chars);
+
+test('a 1 MB page: its whole text is saved, full storage makes room for it, and the run survives a worker stop', async () => {
+  const earlier = await tabWithPopup();
+  await askQuestion(earlier.popup, 'Q[earlier3] When was the light automated?');
+  assert.equal((await waitForRunEnd(earlier.popup, { timeout: RUN_TIMEOUT_MS })).state, 'completed');
+  const filled = await fillWithOldestSession(16);
+  const before = await sessionKeys();
+
+  // The question's first save needs about 1 MB more than storage has free.
+  toHold.add('huge/reason/0');
+  const t = await tabWithPopup();
+  const last = await fillPage(t.page, 1_000_000);
+  await askQuestion(t.popup, 'Q[huge] Who rowed ashore in 1955?');
+  const request = await waitForHeld('huge/reason/0');
+  const head = await headOf(t.session);
+  const pageKey = `page:${t.session}:${head.state.run_id}`;
+  const text = (await storage(pageKey))[pageKey];
+  assert.ok(text.length > 990_000 && text.length <= 2_000_000, `page text of ${text.length} characters`);
+  assert.ok(text.trimEnd().includes(last), 'the page text was cut before its last paragraph');
+  assert.equal(phaseOf(head), 'reason');
+
+  // The worker stops while the first call waits; the new one resumes from the saved state.
+  await stopAndRestartWorker();
+  request.release();
+  const done = await waitForRunEnd(t.popup, { timeout: RUN_TIMEOUT_MS, diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  assert.equal(done.answerText, answerFor('huge'));
+  assert.deepEqual(done.notices, [STORAGE_FULL], 'the storage notice, once, and nothing about an unsaved run');
+  assert.deepEqual(await sessionKeys(), [...before.filter((k) => k !== filled), `session:${t.session}`].sort());
+  const all = await storage();
+  assert.equal(JSON.parse(all[`session:${t.session}`]).state.status, 'completed', 'the run was saved to its end');
+  assert.equal(all[pageKey], text, 'the page text is kept whole with the finished run');
+  await screenshot(t.popup, 'popup-storage-1mb.png');
 });

@@ -1,0 +1,8 @@
+// Generated from the Rust crate by `knowledgelens::protocol::gen::content_js()`: do not
+// edit. Regenerate with `KL_BLESS=1 cargo test --test protocol_gen`.
+// The constants content scripts share with Rust (they are classic scripts and cannot
+// import protocol.gen.js): injected first by the worker, read as `globalThis.__klContent`.
+globalThis.__klContent = Object.freeze({
+  "LOCATE_MESSAGE": "knowledgelens-locate",
+  "MAX_PAGE_CHARS": 2000000
+});
