@@ -2,7 +2,7 @@
 # Builds the unpacked extension in dist/ and dist/knowledgelens.zip (layout: extension/ copied
 # verbatim, plus dist/wasm/knowledgelens.js and dist/wasm/knowledgelens_bg.wasm).
 #
-#   pkg-scripts/build.sh [--force] [--bench DIR]
+#   pkg-scripts/build.sh [--force] [--bench DIR | --test DIR]
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). The Rust steps (cargo,
 # wasm-bindgen, wasm-opt) are skipped when src/, Cargo.toml and Cargo.lock are unchanged since
@@ -13,6 +13,9 @@
 # globalThis.__klBench, the started Backend on globalThis.__klBackend, and performance.now()
 # at the moment the backend was ready (ms since the worker started) on globalThis.__klReadyMs
 # (with the number of runs it resumed on globalThis.__klRunsAtReady).
+# --test DIR builds the test-only variant into DIR (no zip; never ship it): the shipped wasm
+# and extension/, with "<all_urls>" added to the manifest's host_permissions, because an
+# end-to-end test cannot click the toolbar icon that grants activeTab (screenshots).
 set -euo pipefail
 
 export KL_SCRIPT=build
@@ -21,10 +24,11 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/ensure-tools.sh
 source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
 
-usage() { sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 force=0
 bench_dir=
+test_dir=
 while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=1 ;;
@@ -33,11 +37,19 @@ while [ $# -gt 0 ]; do
       bench_dir=$2
       shift
       ;;
+    --test)
+      [ $# -ge 2 ] || kl_die "--test needs a directory"
+      test_dir=$2
+      shift
+      ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; kl_die "unknown argument: $1" ;;
   esac
   shift
 done
+
+[ -z "$bench_dir" ] || [ -z "$test_dir" ] || kl_die "--bench and --test build different variants: choose one"
+case "$test_dir" in /*) ;; '') ;; *) test_dir="$PWD/$test_dir" ;; esac
 
 cd "$KL_ROOT"
 started=$(kl_now)
@@ -162,6 +174,23 @@ ready.then((backend) => {
 JS
 }
 
+# The test-only variant: extension/ plus the shipped wasm, in $test_dir, whose manifest also
+# holds "<all_urls>" (captureVisibleTab without a toolbar click). Never zipped.
+assemble_test() {
+  rm -rf "$test_dir"
+  mkdir -p "$test_dir/wasm"
+  cp -R extension/. "$test_dir/"
+  cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" "$test_dir/wasm/"
+  node -e '
+    const fs = require("node:fs");
+    const file = process.argv[1];
+    const manifest = JSON.parse(fs.readFileSync(file, "utf8"));
+    manifest.host_permissions = [...(manifest.host_permissions ?? []), "<all_urls>"];
+    manifest.description = `TEST BUILD, never ship: ${manifest.description}`;
+    fs.writeFileSync(file, JSON.stringify(manifest, null, 2) + "\n");
+  ' "$test_dir/manifest.json"
+}
+
 kl_ensure_build_tools
 
 # One build at a time per checkout (two would race on target/ and dist/).
@@ -183,6 +212,12 @@ elif [ ! -f "$out_dir/knowledgelens_bg.wasm" ] || [ ! -f "$out_dir/knowledgelens
   build_wasm "$hash"
 else
   kl_log "wasm is up to date (src/, Cargo.toml, Cargo.lock unchanged); skipping cargo, wasm-bindgen, wasm-opt"
+fi
+
+if [ -n "$test_dir" ]; then
+  assemble_test
+  kl_log "test-only build in $test_dir in $(kl_elapsed "$started") s (host access to <all_urls>: never ship it)"
+  exit 0
 fi
 
 if [ -n "$bench_dir" ]; then

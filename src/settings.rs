@@ -446,6 +446,7 @@ impl Settings {
             reading_level: ReadingLevel::parse(&self.reading_level).unwrap_or_default(),
             compact_at_pct: self.compact_at_percent,
             web_search: self.search_config().is_some(),
+            images: self.provider_config().capabilities().images,
             ..defaults
         }
         .sanitized()

@@ -57,6 +57,7 @@ impl Harness {
         let clock = ManualClock::held(1_000_000);
         let notifier = Rc::new(RecordingNotifier::new());
         let ports = Ports {
+            capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
             sessions: Rc::new(MemoryStore::new()),
             settings,
             clock: clock.clone(),

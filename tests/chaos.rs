@@ -437,6 +437,7 @@ impl World {
             },
         );
         let ports = Ports {
+            capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
             sessions: Rc::new(YieldingStore(self.store.clone())),
             settings: self.settings.clone(),
             clock: self.clock.clone(),

@@ -57,6 +57,7 @@ fn harness(
     });
     let settings = Rc::new(MemoryStore::new());
     let ports = Ports {
+        capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: Rc::new(MemoryStore::new()),
         settings: settings.clone(),
         clock: ManualClock::new(1_000),

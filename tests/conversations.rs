@@ -40,6 +40,7 @@ fn harness(replies: Vec<Reply>) -> Harness {
         );
     }
     let ports = Ports {
+        capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: sessions.clone(),
         settings: Rc::new(MemoryStore::new()),
         clock: clock.clone(),

@@ -44,6 +44,7 @@ fn harness(replies: Vec<Reply>) -> Harness {
     let notifier = Rc::new(RecordingNotifier::new());
     let settings = Rc::new(MemoryStore::new());
     let ports = Ports {
+        capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: Rc::new(MemoryStore::new()),
         settings: settings.clone(),
         clock: ManualClock::new(5_000),
@@ -410,5 +411,14 @@ fn an_explain_run_starts_with_the_context_call_and_keeps_the_tool_offered() {
         .iter()
         .map(|t| t.name.clone())
         .collect();
-    assert_eq!(names, ["read_page", "query_page", "request_input"]);
+    // (The test page has under 500 characters of text, so it is offered the screenshot.)
+    assert_eq!(
+        names,
+        [
+            "read_page",
+            "query_page",
+            "request_input",
+            "extract_screenshot_text"
+        ]
+    );
 }

@@ -97,6 +97,7 @@ fn hostile_service(llm: Rc<ScriptedLlm>, settings: Settings) -> Rc<Service> {
     )]))
     .expect("save settings");
     Service::new(Ports {
+        capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: Rc::new(MemoryStore::new()),
         settings: store,
         clock: ManualClock::new(1_000),

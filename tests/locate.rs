@@ -39,6 +39,7 @@ fn service() -> Rc<Service> {
         models: Rc::new(FixedModel(Rc::new(ScriptedLlm::new(vec![])))),
         random: Rc::new(SeededRandom::new(3).at_most(0)),
         search: Rc::new(NoSearch),
+        capture: Rc::new(knowledgelens::ports::NoCapture),
     })
 }
 

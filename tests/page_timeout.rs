@@ -35,6 +35,7 @@ fn a_slow_page_read_is_abandoned_and_the_run_goes_on_without_it() {
     let llm = Rc::new(ScriptedLlm::new(vec![Reply::text("General answer.")]));
     let reads = Rc::new(Cell::new(0));
     let service = Service::new(Ports {
+        capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: Rc::new(MemoryStore::new()),
         settings: Rc::new(MemoryStore::new()),
         clock: clock.clone(),

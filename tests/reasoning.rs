@@ -209,7 +209,8 @@ fn every_tool_offers_an_optional_string_reasoning() {
             "explain_text_with_context",
             "search_web_for_info",
             "grade_search_results",
-            "rewrite_search_query"
+            "rewrite_search_query",
+            "extract_screenshot_text"
         ]
     );
     for def in tools.definitions() {

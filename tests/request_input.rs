@@ -66,6 +66,7 @@ impl Harness {
             },
         );
         let ports = Ports {
+            capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
             sessions: sessions.clone(),
             settings,
             clock: clock.clone(),

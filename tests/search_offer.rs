@@ -25,6 +25,7 @@ impl ModelFactory for NoModels {
 fn harness() -> (Rc<Service>, Rc<MemoryStore>) {
     let settings = Rc::new(MemoryStore::new());
     let ports = Ports {
+        capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: Rc::new(MemoryStore::new()),
         settings: settings.clone(),
         clock: ManualClock::new(1_000),

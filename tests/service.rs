@@ -39,6 +39,7 @@ fn harness(replies: Vec<Reply>) -> Harness {
         },
     );
     let ports = Ports {
+        capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: sessions.clone(),
         settings: settings.clone(),
         clock: ManualClock::new(5_000),
@@ -127,8 +128,8 @@ fn unscriptable_page_runs_without_text_and_says_so() {
         .collect();
     assert_eq!(
         offered,
-        ["request_input"],
-        "no page text: no read_page tool, but the model can still ask the user"
+        ["request_input", "extract_screenshot_text"],
+        "no page text: no read_page tool, but the model can still ask the user, or read a screenshot"
     );
     assert!(h.sink.names().contains(&"notice"));
 }
@@ -319,6 +320,7 @@ fn an_interrupted_run_is_resumed_once() {
     assert_eq!(saved.status, RunStatus::Running);
     // A new worker over the same storage resumes it, exactly once.
     let ports = Ports {
+        capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: h.sessions.clone(),
         settings: h.settings.clone(),
         clock: ManualClock::new(9_000),

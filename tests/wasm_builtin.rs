@@ -389,3 +389,100 @@ async fn a_measure_that_throws_leaves_usage_to_the_estimate() {
     assert_eq!(js_sys::Array::from(&log("measured")).length(), 1);
     remove_language_model();
 }
+
+/// A transcription request: one user message carrying a screenshot.
+fn image_request() -> ChatRequest {
+    let mut user = ChatMessage::new(Role::User, "Transcribe the text.");
+    user.images.push(knowledgelens::testing::test_png(4, 3));
+    ChatRequest {
+        messages: vec![ChatMessage::new(Role::System, "You read text."), user],
+        max_tokens: Some(64),
+        ..Default::default()
+    }
+}
+
+/// What the stand-in was given for an image prompt, as JSON: the inputs each availability
+/// check and the session expected, and the prompt's role and content (a Blob for the image).
+fn image_prompt_log() -> serde_json::Value {
+    let text = Function::new_no_args(
+        r#"
+        const log = globalThis.__lm;
+        const inputs = (o) => (o?.expectedInputs ?? []).map((i) => i.type);
+        const input = log.prompts[0]?.input;
+        const content = Array.isArray(input) ? input[0].content : [];
+        return JSON.stringify({
+          availability: log.availability.map(inputs),
+          created: log.created.map(inputs),
+          role: Array.isArray(input) ? input[0].role : null,
+          kinds: content.map((c) => c.type),
+          text: content[0]?.value ?? null,
+          blob: content[1]?.value instanceof Blob,
+          mime: content[1]?.value?.type ?? null,
+          size: content[1]?.value?.size ?? 0,
+        });
+        "#,
+    )
+    .call0(&JsValue::NULL)
+    .expect("log")
+    .as_string()
+    .expect("json");
+    serde_json::from_str(&text).expect("json")
+}
+
+#[wasm_bindgen_test]
+async fn an_image_is_prompted_as_image_content_in_a_session_expecting_images() {
+    install_language_model("available", &["FERRY ", "TO ISLAY"]);
+    let reply = BuiltinModel::new()
+        .complete(&image_request(), &mut |_| {})
+        .await
+        .expect("a reply");
+    assert_eq!(reply.content, "FERRY TO ISLAY");
+    let log = image_prompt_log();
+    assert_eq!(
+        log["availability"],
+        serde_json::json!([["text"], ["text", "image"]])
+    );
+    assert_eq!(log["created"], serde_json::json!([["text", "image"]]));
+    assert_eq!(log["role"], "user");
+    assert_eq!(log["kinds"], serde_json::json!(["text", "image"]));
+    assert_eq!(log["text"], "Transcribe the text.");
+    assert_eq!(log["blob"], true);
+    assert_eq!(log["mime"], "image/png");
+    assert_eq!(log["size"], 33);
+    assert_destroyed_once();
+    remove_language_model();
+}
+
+#[wasm_bindgen_test]
+async fn a_device_without_image_input_says_the_model_cannot_read_images() {
+    install_language_model("available", &["never"]);
+    // Text is available; image input is not.
+    Function::new_no_args(
+        r#"
+        const lm = globalThis.LanguageModel;
+        const log = globalThis.__lm;
+        lm.availability = async (o) => {
+          log.availability.push(o);
+          return (o?.expectedInputs ?? []).some((i) => i.type === 'image') ? 'unavailable' : 'available';
+        };
+        "#,
+    )
+    .call0(&JsValue::NULL)
+    .expect("patch");
+    let err = BuiltinModel::new()
+        .complete(&image_request(), &mut |_| {})
+        .await
+        .expect_err("no image input");
+    assert!(knowledgelens::llm::wire::refuses_images(&err), "{err:?}");
+    assert!(
+        err.message.contains("cannot read images"),
+        "{}",
+        err.message
+    );
+    assert_eq!(
+        log("created.length").as_f64(),
+        Some(0.0),
+        "no session for an image it cannot read"
+    );
+    remove_language_model();
+}

@@ -18,7 +18,9 @@ use crate::agent::input::transitions::{self as waiting, Heard};
 use crate::agent::input::Inbox;
 use crate::agent::signal::{wake_all, Wakers};
 use crate::agent::step::{self, Action, ModelCall, Out, StepCtx};
-use crate::ports::{Clock, EventSink, LlmClient, SearchClient, SearchQuery, StateStore};
+use crate::ports::{
+    Clock, EventSink, LlmClient, NoCapture, ScreenCapture, SearchClient, SearchQuery, StateStore,
+};
 use crate::state::{self, RunStatus, SessionState, STORAGE_FULL_NOTICE};
 use crate::tools::{ToolBox, ToolContext};
 use crate::types::events::{AgentEvent, EventEnvelope, EventKind};
@@ -84,6 +86,8 @@ pub struct Engine<'a> {
     pub inbox: Inbox,
     /// The web search service (`None`: search is off).
     pub search: Option<&'a dyn SearchClient>,
+    /// Screenshots of the run's tab (for `extract_screenshot_text`).
+    pub capture: &'a dyn ScreenCapture,
     storage_warned: Cell<bool>,
     compaction_noted: Cell<bool>,
 }
@@ -119,6 +123,7 @@ impl<'a> Engine<'a> {
             stop,
             inbox: Inbox::new(),
             search: None,
+            capture: &NoCapture,
             storage_warned: Cell::new(false),
             compaction_noted: Cell::new(false),
         }
@@ -135,6 +140,13 @@ impl<'a> Engine<'a> {
     #[must_use]
     pub fn with_search(mut self, search: Option<&'a dyn SearchClient>) -> Self {
         self.search = search;
+        self
+    }
+
+    /// The engine, taking screenshots with `capture`.
+    #[must_use]
+    pub fn with_capture(mut self, capture: &'a dyn ScreenCapture) -> Self {
+        self.capture = capture;
         self
     }
 
@@ -209,6 +221,16 @@ impl<'a> Engine<'a> {
                     });
                 }
                 Action::Input => self.await_input(cell, &mut out).await,
+                Action::Capture { call, tab } => {
+                    // The screenshot lives only in the request of this one model call.
+                    let shot = self.capture.capture_visible(tab).await;
+                    let transcribe = self.transition(cell, &mut out, |state, ctx, out| {
+                        step::screenshot::captured(state, ctx, &call, shot, out)
+                    });
+                    if let Some(model) = transcribe {
+                        quiet = self.model_call(cell, model, &mut out).await;
+                    }
+                }
                 Action::Search(query) => {
                     let result = self.search(&query).await;
                     self.transition(cell, &mut out, |state, ctx, out| {

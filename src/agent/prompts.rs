@@ -567,6 +567,7 @@ fn standalone(
 }
 
 mod reflect;
+pub mod screenshot;
 pub mod search;
 pub use reflect::reflect;
 

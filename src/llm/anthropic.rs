@@ -84,6 +84,9 @@ fn block_json(block: &Block) -> Value {
         Block::Result { id, content, .. } => {
             json!({ "type": "tool_result", "tool_use_id": id, "content": content })
         }
+        // https://docs.anthropic.com/en/docs/build-with-claude/vision#base64-encoded-image-example
+        Block::Image(image) => json!({ "type": "image", "source": {
+            "type": "base64", "media_type": image.mime_type, "data": image.data } }),
     }
 }
 

@@ -69,6 +69,11 @@ pub struct PromptPlan {
     pub prompt: String,
     /// The JSON schema to constrain the reply to (`responseConstraint`), if any.
     pub response_constraint: Option<Value>,
+    /// Images the prompt shows (the last user turn's): sent as `{type: "image", value}`
+    /// content after the text, in a session created with `expectedInputs` naming `image`
+    /// (<https://developer.chrome.com/docs/ai/prompt-api#multimodal_capabilities>).
+    #[serde(skip)]
+    pub images: Vec<crate::types::Image>,
 }
 
 /// How the tools are offered to a model without native tool calling.
@@ -121,7 +126,8 @@ pub fn tools_in_prompt(request: &ChatRequest) -> ChatRequest {
                 Role::User,
                 format!("Tool result:\n{}", m.content),
             )),
-            _ => messages.push(ChatMessage::new(m.role, m.content.clone())),
+            // Kept whole: a user turn's images stay with it.
+            _ => messages.push(m.clone()),
         }
     }
     if !described {
@@ -180,6 +186,11 @@ pub fn plan(request: &ChatRequest) -> PromptPlan {
         Some(last) if last.role == "user" => messages.pop().map(|m| m.content).unwrap_or_default(),
         _ => "Continue.".to_string(),
     };
+    // Only the prompt carries images (a screenshot is always the last user turn).
+    let images = match request.messages.last() {
+        Some(last) if last.role == Role::User => last.images.clone(),
+        _ => Vec::new(),
+    };
     let mut initial_prompts = Vec::with_capacity(messages.len() + 1);
     if !system.is_empty() {
         initial_prompts.push(PromptMessage {
@@ -192,6 +203,7 @@ pub fn plan(request: &ChatRequest) -> PromptPlan {
         initial_prompts,
         prompt,
         response_constraint: request.response_format.as_ref().map(|f| f.schema.clone()),
+        images,
     }
 }
 

@@ -59,6 +59,11 @@ fn message_json(earlier: &[ChatMessage], m: &ChatMessage) -> Value {
         Role::Tool => "tool",
     };
     let mut v = json!({ "role": role, "content": m.content });
+    if !m.images.is_empty() {
+        // Base64 images on the message
+        // (https://github.com/ollama/ollama/blob/main/docs/api.md#chat-request-with-images).
+        v["images"] = m.images.iter().map(|i| json!(i.data)).collect();
+    }
     if !m.tool_calls.is_empty() {
         v["tool_calls"] = m
             .tool_calls

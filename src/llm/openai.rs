@@ -74,6 +74,17 @@ fn message_json(m: &super::ChatMessage) -> Value {
         Role::Tool => "tool",
     };
     let mut v = json!({ "role": role, "content": m.content });
+    if !m.images.is_empty() {
+        // Content parts: the text, then each image as a data URL
+        // (https://platform.openai.com/docs/guides/images-vision).
+        let mut parts = vec![json!({"type": "text", "text": m.content})];
+        parts.extend(
+            m.images
+                .iter()
+                .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})),
+        );
+        v["content"] = Value::Array(parts);
+    }
     if !m.tool_calls.is_empty() {
         v["tool_calls"] = m
             .tool_calls

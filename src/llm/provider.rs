@@ -74,44 +74,75 @@ impl Provider {
     /// What the provider can do with `model`.
     pub fn capabilities(self, model: &str) -> Capabilities {
         let context_window = default_context_window(self, model);
+        let images = reads_images(self, model);
         match self {
             Self::OpenaiCompatible => Capabilities {
                 native_tools: true,
                 constrained_output: true,
                 streaming: true,
-                images: false,
+                images,
                 context_window,
             },
             Self::Ollama => Capabilities {
                 native_tools: true,
                 constrained_output: true,
                 streaming: true,
-                images: false,
+                images,
                 context_window,
             },
             Self::Anthropic => Capabilities {
                 native_tools: true,
                 constrained_output: false,
                 streaming: true,
-                images: true,
+                images,
                 context_window,
             },
             Self::Gemini => Capabilities {
                 native_tools: true,
                 constrained_output: true,
                 streaming: true,
-                images: true,
+                images,
                 context_window,
             },
             Self::ChromeBuiltin => Capabilities {
                 native_tools: false,
                 constrained_output: true,
                 streaming: true,
-                images: false,
+                images,
                 context_window,
             },
         }
     }
+}
+
+/// Model families known to take text only (their vision variants, named `-vision` or
+/// `vl`, excepted): a screenshot is never sent to them.
+const TEXT_ONLY_MODELS: [&str; 14] = [
+    "gpt-3.5",
+    "o1-mini",
+    "o3-mini",
+    "deepseek-r1",
+    "deepseek-chat",
+    "deepseek-coder",
+    "smollm",
+    "codellama",
+    "tinyllama",
+    "llama2",
+    "llama3",
+    "phi3",
+    "phi-3",
+    "qwen2.5-coder",
+];
+
+/// Whether `provider` may be sent images for `model`: every wire format carries them
+/// (OpenAI-compatible `image_url` parts, Ollama's `images`, Anthropic's image blocks,
+/// Gemini's `inline_data`, the Prompt API's image content), so only the models known to
+/// take text only are refused here; for any other, a server's refusal tells.
+pub fn reads_images(_provider: Provider, model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    let name = m.rsplit('/').next().unwrap_or(&m);
+    let vision = name.contains("vision") || name.contains("vl");
+    vision || !TEXT_ONLY_MODELS.iter().any(|t| name.starts_with(t))
 }
 
 /// What a provider (and model) supports. The engine adapts: without native tools, tools
@@ -125,7 +156,7 @@ pub struct Capabilities {
     pub constrained_output: bool,
     /// Incremental replies.
     pub streaming: bool,
-    /// Image inputs.
+    /// Image inputs (false: the model is known to take text only).
     pub images: bool,
     /// Context window in tokens (prompt plus reply).
     pub context_window: u32,

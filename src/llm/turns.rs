@@ -35,6 +35,8 @@ pub(crate) enum Block {
         /// The arguments as a JSON object.
         args: Value,
     },
+    /// An image a user message shows (a screenshot).
+    Image(crate::types::Image),
     /// The result of a native call in the previous turn.
     Result {
         /// The request id of the call it answers.
@@ -122,6 +124,7 @@ pub(crate) fn conversation(request: &ChatRequest) -> Conversation {
                 if !m.content.trim().is_empty() {
                     blocks.push(Block::Text(m.content.clone()));
                 }
+                blocks.extend(m.images.iter().cloned().map(Block::Image));
             }
             Role::Assistant => {
                 pending.clear();
@@ -270,7 +273,7 @@ mod tests {
             .flat_map(|t| &t.blocks)
             .filter_map(|b| match b {
                 Block::Call { id, .. } | Block::Result { id, .. } => Some(id.as_str()),
-                Block::Text(_) => None,
+                Block::Text(_) | Block::Image(_) => None,
             })
             .collect();
         assert_eq!(ids, ["call_0", "call_0", "call_kl0", "call_kl0"]);

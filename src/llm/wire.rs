@@ -112,6 +112,39 @@ const CONTEXT_OVERFLOW: [&str; 7] = [
     "exceeds the maximum number of tokens allowed",
 ];
 
+/// What servers say when a model cannot take the image a request carries (matched
+/// case-insensitively in the message and the server's own text):
+/// - OpenAI: "Invalid content type. image_url is only supported by certain models.";
+/// - llama.cpp's server without a projector: "image input is not supported - hint: ...
+///   provide the mmproj" (https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md);
+/// - vLLM: "... is not a multimodal model";
+/// - LM Studio, Ollama and proxies: "does not support images", "images are not supported",
+///   "does not support vision";
+/// - Chrome's built-in model without image input (our own wording): "cannot read images".
+const IMAGES_REFUSED: [&str; 8] = [
+    "image_url is only supported",
+    "image input is not supported",
+    "not a multimodal model",
+    "does not support image",
+    "images are not supported",
+    "image inputs are not supported",
+    "does not support vision",
+    "cannot read images",
+];
+
+/// Whether a failed call is the model refusing the image it was sent (never a network,
+/// time or rate failure, whatever its text).
+pub fn refuses_images(err: &LlmError) -> bool {
+    !matches!(
+        err.kind,
+        LlmErrorKind::Network | LlmErrorKind::Timeout | LlmErrorKind::RateLimited
+    ) && {
+        let text =
+            format!("{} {}", err.message, err.detail.as_deref().unwrap_or("")).to_ascii_lowercase();
+        IMAGES_REFUSED.iter().any(|k| text.contains(k))
+    }
+}
+
 /// Whether an error body says the request does not fit the model's context window.
 pub fn is_context_overflow(body: &str) -> bool {
     let text = body.to_ascii_lowercase();

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::llm::{LlmError, LlmErrorKind};
 use crate::ports::{
     Clock, EventSink, LlmClient, NoNotifier, Notifier, NotifyError, PageReader, PopupOpened,
-    Random, StateStore, StoreError,
+    Random, ScreenCapture, StateStore, StoreError,
 };
 use crate::protocol::{request_id, ApiError, Command, Envelope, Request, Response, SessionKey};
 use crate::search::SearchFactory;
@@ -86,6 +86,8 @@ pub struct Ports {
     pub random: Rc<dyn Random>,
     /// Web search clients.
     pub search: Rc<dyn SearchFactory>,
+    /// Screenshots of a tab (`extract_screenshot_text`).
+    pub capture: Rc<dyn ScreenCapture>,
 }
 
 /// A run to drive to its end (spawn it).

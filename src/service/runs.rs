@@ -299,7 +299,8 @@ impl Service {
                 claim.stop,
             )
             .with_inbox(claim.inbox)
-            .with_search(search.as_deref());
+            .with_search(search.as_deref())
+            .with_capture(self.ports.capture.as_ref());
             engine.drive_shared(&shared).await;
             self.end(claim.key).await;
         }

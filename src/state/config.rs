@@ -54,6 +54,8 @@ pub struct RunConfig {
     pub compact_at_pct: u32,
     /// Whether web search is on (the search tools are offered).
     pub web_search: bool,
+    /// Whether the model may be sent images (false: it is known to take text only).
+    pub images: bool,
 }
 
 /// How an answer is pitched: plain words, the default, or precise terminology.
@@ -109,6 +111,7 @@ impl Default for RunConfig {
             reading_level: ReadingLevel::Standard,
             compact_at_pct: DEFAULT_COMPACT_AT_PCT,
             web_search: false,
+            images: true,
         }
     }
 }

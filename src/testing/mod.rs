@@ -17,6 +17,7 @@ use crate::ports::LlmClient;
 use crate::service::ModelFactory;
 use crate::settings::Settings;
 
+mod capture;
 mod notifier;
 mod random;
 mod search;
@@ -24,6 +25,7 @@ mod store;
 mod time;
 pub mod tokens;
 
+pub use capture::{test_png, ScriptedCapture};
 pub use notifier::{NotifierCall, RecordingNotifier};
 pub use random::SeededRandom;
 pub use search::{search_result, NoSearch, ScriptedSearch, ScriptedSearches};
@@ -305,6 +307,8 @@ pub enum RequestKind {
     Grading,
     /// Rewrites a search query.
     Rewrite,
+    /// Reads the text of a screenshot.
+    Transcription,
     /// Neither tools nor a schema.
     Synthesis,
     /// Another schema (named).
@@ -324,6 +328,9 @@ impl RequestKind {
         }
         if system.starts_with("You rewrite web search queries") {
             return Self::Rewrite;
+        }
+        if system.starts_with("You read text from screenshots") {
+            return Self::Transcription;
         }
         match request.response_format.as_ref().map(|f| f.name.as_str()) {
             Some("control") => Self::Observe,

@@ -15,6 +15,7 @@ mod builtin;
 pub mod explain;
 mod page;
 pub mod parse;
+pub mod screenshot;
 pub mod search;
 
 pub use builtin::{RequestInput, RequestInputArgs};
@@ -23,6 +24,7 @@ pub use page::{
     passages_of_call, QueryPage, QueryPageArgs, ReadPage, ReadPageArgs, QUERY_PAGE_K,
     READ_PAGE_CHARS,
 };
+pub use screenshot::EXTRACT_SCREENSHOT_TEXT;
 pub use search::{GRADE_RESULTS, REWRITE_QUERY, SEARCH_WEB};
 
 use std::borrow::Cow;
@@ -41,12 +43,13 @@ pub const REQUEST_INPUT: &str = "request_input";
 
 /// The tools whose successful results are page or web text: the prompt quotes them inside
 /// the page fence, as data.
-pub const PAGE_DATA_TOOLS: [&str; 5] = [
+pub const PAGE_DATA_TOOLS: [&str; 6] = [
     ReadPage::NAME,
     QueryPage::NAME,
     EXPLAIN_TEXT_WITH_CONTEXT,
     SEARCH_WEB,
     GRADE_RESULTS,
+    EXTRACT_SCREENSHOT_TEXT,
 ];
 
 /// What a tool may read while it runs.
@@ -413,6 +416,8 @@ pub struct Offer {
     pub selection: bool,
     /// Web search is on (the search tools).
     pub web_search: bool,
+    /// The run is about a tab whose page has little or no text (the screenshot tool).
+    pub little_text: bool,
 }
 
 /// The tools of a run.
@@ -432,6 +437,7 @@ impl ToolBox {
             .with(Box::new(search::SearchWeb))
             .with(Box::new(search::GradeResults))
             .with(Box::new(search::RewriteQuery))
+            .with(Box::new(screenshot::ExtractScreenshotText))
     }
 
     /// Adds a tool.
@@ -455,14 +461,15 @@ impl ToolBox {
 
     /// Specs of the tools offered to a run: those in `subset` (all when `None`) whose own
     /// condition holds (page tools only when there is page text, the selection's tool only
-    /// when the run explains one, the search tools only with web search on;
-    /// `request_input` always).
+    /// when the run explains one, the search tools only with web search on, the screenshot
+    /// tool only for a tab with little or no text; `request_input` always).
     pub fn offered(&self, subset: Option<&[String]>, offer: Offer) -> Vec<ToolSpec> {
         self.definitions()
             .filter(|d| subset.is_none_or(|s| s.contains(&d.name)))
             .filter(|d| offer.page_text || !d.needs_page)
             .filter(|d| offer.selection || !d.needs_selection)
             .filter(|d| offer.web_search || !d.needs_search)
+            .filter(|d| offer.little_text || d.name != EXTRACT_SCREENSHOT_TEXT)
             .map(ToolDefinition::spec)
             .collect()
     }

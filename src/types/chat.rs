@@ -31,6 +31,10 @@ pub struct ChatMessage {
     /// For a tool message: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Images a user message shows the model (a screenshot). Only ever in a live request:
+    /// never in anything saved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<super::image::Image>,
 }
 
 impl ChatMessage {
@@ -41,6 +45,7 @@ impl ChatMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            images: Vec::new(),
         }
     }
 }
@@ -125,6 +130,10 @@ pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
                 + m.tool_calls
                     .iter()
                     .map(|c| estimate_tokens(&c.arguments) + 4)
+                    .sum::<u64>()
+                + m.images
+                    .iter()
+                    .map(super::image::Image::estimated_tokens)
                     .sum::<u64>()
         })
         .sum();

@@ -5,6 +5,7 @@
 pub mod chat;
 pub mod error;
 pub mod events;
+pub mod image;
 pub mod json_text;
 pub mod page;
 pub mod search;
@@ -12,5 +13,6 @@ pub mod tokens;
 
 pub use chat::{ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolSpec, Usage};
 pub use error::{ErrorInfo, LlmError, LlmErrorKind, PageReadError, RunErrorKind};
+pub use image::Image;
 pub use page::{PageInfo, Selection, SelectionError};
 pub use search::{SearchError, SearchErrorKind, SearchResult};

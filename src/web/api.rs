@@ -248,6 +248,7 @@ impl Backend {
                 crate::search::HttpSearchFactory::new(Rc::new(FetchHttp), Rc::new(JsClock))
                     .with_default_language(super::interop::browser_language()),
             ),
+            capture: Rc::new(super::capture::ChromeCapture),
         };
         let service = Service::with_notifier(
             ports,

@@ -12,7 +12,7 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use js_sys::Reflect;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
 
 use super::interop::{call, object, to_js, JsError};
@@ -31,8 +31,10 @@ impl BuiltinModel {
     }
 }
 
-/// The options passed to both `availability()` and `create()` (Chrome asks for the same).
-fn language_options() -> Result<js_sys::Object, JsError> {
+/// The options passed to both `availability()` and `create()` (Chrome asks for the same);
+/// with `images`, the inputs name `image` too
+/// (<https://developer.chrome.com/docs/ai/prompt-api#multimodal_capabilities>).
+fn language_options_for(images: bool) -> Result<js_sys::Object, JsError> {
     let text_en = || {
         object(&[
             ("type", JsValue::from_str("text")),
@@ -42,16 +44,50 @@ fn language_options() -> Result<js_sys::Object, JsError> {
             ),
         ])
     };
+    let inputs = js_sys::Array::of1(&text_en()?.into());
+    if images {
+        inputs.push(&object(&[("type", JsValue::from_str("image"))])?.into());
+    }
     object(&[
-        (
-            "expectedInputs",
-            js_sys::Array::of1(&text_en()?.into()).into(),
-        ),
+        ("expectedInputs", inputs.into()),
         (
             "expectedOutputs",
             js_sys::Array::of1(&text_en()?.into()).into(),
         ),
     ])
+}
+
+/// The text-only options.
+fn language_options() -> Result<js_sys::Object, JsError> {
+    language_options_for(false)
+}
+
+/// The prompt with its images: one user message whose content is the text, then each
+/// image as a `Blob` (`{type: "image", value}`).
+fn prompt_with_images(text: &str, images: &[crate::types::Image]) -> Result<JsValue, JsError> {
+    let content = js_sys::Array::of1(
+        &object(&[
+            ("type", JsValue::from_str("text")),
+            ("value", JsValue::from_str(text)),
+        ])?
+        .into(),
+    );
+    for image in images {
+        let bytes = crate::types::image::base64_decode(&image.data)
+            .ok_or_else(|| JsError::new("DataError", "the image is not valid base64"))?;
+        let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes.as_slice()).into());
+        let kind = object(&[("type", JsValue::from_str(&image.mime_type))])?;
+        let constructor: js_sys::Function = Reflect::get(&js_sys::global(), &"Blob".into())?
+            .dyn_into()
+            .map_err(|_| JsError::new("Unavailable", "Blob is not available here"))?;
+        let blob = Reflect::construct(&constructor, &js_sys::Array::of2(&parts, &kind))?;
+        content.push(&object(&[("type", JsValue::from_str("image")), ("value", blob)])?.into());
+    }
+    let message = object(&[
+        ("role", JsValue::from_str("user")),
+        ("content", content.into()),
+    ])?;
+    Ok(js_sys::Array::of1(&message.into()).into())
 }
 
 /// `globalThis.LanguageModel`, or `None` when this browser has no Prompt API here.
@@ -137,7 +173,23 @@ async fn complete(
         return Err(doctor::builtin_unavailable(state));
     }
     let plan = plan(request);
-    let options = language_options().map_err(failed)?;
+    let images = !plan.images.is_empty();
+    if images {
+        // Text works here; an image needs the model's multimodal input too.
+        let options = language_options_for(true).map_err(failed)?;
+        let result = call(&lm, "availability", &[options.into()])
+            .await
+            .map_err(failed)?;
+        if Availability::from_api(&result.as_string().unwrap_or_default())
+            != Availability::Available
+        {
+            return Err(LlmError::new(
+                crate::llm::LlmErrorKind::Unavailable,
+                "Chrome's built-in model cannot read images on this device (its image input is unavailable).",
+            ));
+        }
+    }
+    let options = language_options_for(images).map_err(failed)?;
     Reflect::set(
         &options,
         &JsValue::from_str("initialPrompts"),
@@ -161,7 +213,11 @@ async fn complete(
         session: session.clone(),
         abort: Some(controller),
     };
-    let prompt = JsValue::from_str(&plan.prompt);
+    let prompt = if images {
+        prompt_with_images(&plan.prompt, &plan.images).map_err(failed)?
+    } else {
+        JsValue::from_str(&plan.prompt)
+    };
     let prompt_options: JsValue = prompt_options.into();
     // Measured after the guard exists: a dropped call aborts the measure (same signal)
     // and destroys the session, and a refused prompt destroys it too.

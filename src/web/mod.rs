@@ -1,12 +1,13 @@
 //! The browser layer: the only module tree that touches wasm-bindgen, web-sys and js-sys.
 //! It implements the core's ports on `fetch`, `chrome.storage`, `chrome.scripting`,
-//! `chrome.action`, `chrome.notifications`, `crypto.getRandomValues` and timers (bound on the global scope: a service worker has no `window`), and exports the
+//! `chrome.action`, `chrome.tabs` (screenshots), `chrome.notifications`, `crypto.getRandomValues` and timers (bound on the global scope: a service worker has no `window`), and exports the
 //! [`api::Backend`] the extension's service worker drives.
 
 pub mod api;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod builtin;
+pub mod capture;
 pub mod clock;
 pub mod events;
 pub mod http;

@@ -66,6 +66,8 @@ pub enum Purpose {
     Grade,
     /// Rewrite a search query.
     Rewrite,
+    /// Read the text of a screenshot.
+    Transcribe,
 }
 
 /// A model call to make.
@@ -101,6 +103,13 @@ pub enum Action {
     Input,
     /// Search the web (Stop abandons it).
     Search(crate::ports::SearchQuery),
+    /// Take a screenshot of tab `tab` for the screenshot tool's `call`.
+    Capture {
+        /// The call.
+        call: ToolCall,
+        /// The tab.
+        tab: i64,
+    },
 }
 
 fn set_next(state: &mut SessionState, next: Next) {
@@ -178,6 +187,7 @@ fn offer(state: &SessionState) -> Offer {
         page_text: state.page.as_ref().is_some_and(|p| !p.text.is_empty()),
         selection: state.selection.is_some(),
         web_search: state.config.web_search,
+        little_text: screenshot::offered(state),
     }
 }
 
@@ -287,6 +297,9 @@ fn plan_act(
         ask_user(state, ctx, call, out);
         return Action::Continue;
     }
+    if screenshot::is_screenshot_tool(&call.name) {
+        return screenshot::begin(state, ctx, call, out);
+    }
     if search::is_search_tool(&call.name) {
         if state.config.web_search {
             search::begin(state, ctx, call, out);
@@ -366,8 +379,10 @@ pub fn after_error(
     if reflect::reflect_failed(state, ctx, err) {
         return None;
     }
-    let searching = matches!(state.next, Some(Next::Search(_)));
-    if !searching && compact::after_too_long(state, ctx, call, err) {
+    // A search's and a screenshot's requests are their own (compacting cannot shrink them).
+    let standalone =
+        matches!(state.next, Some(Next::Search(_))) || call.purpose == Purpose::Transcribe;
+    if !standalone && compact::after_too_long(state, ctx, call, err) {
         return None;
     }
     let policy = RetryPolicy::of(&state.config);
@@ -388,6 +403,9 @@ pub fn after_error(
         return Some(policy.backoff_ms(ctx.now, state.attempts, err, state.run_id));
     }
     if search::model_failed(state, ctx, err, out) {
+        return None;
+    }
+    if call.purpose == Purpose::Transcribe && screenshot::model_failed(state, ctx, err, out) {
         return None;
     }
     let mut info = ErrorInfo::from(err);
@@ -436,7 +454,7 @@ pub fn after_reply(
     state.usage.output += used.output;
     if !matches!(
         call.purpose,
-        Purpose::Compact | Purpose::Grade | Purpose::Rewrite
+        Purpose::Compact | Purpose::Grade | Purpose::Rewrite | Purpose::Transcribe
     ) {
         state.last_prompt_tokens = used.input;
     }
@@ -456,6 +474,7 @@ pub fn after_reply(
         Purpose::Reflect => reflect::reflect_reply(state, ctx, &reply),
         Purpose::Grade => search::grade_reply(state, &reply),
         Purpose::Rewrite => search::rewrite_reply(state, ctx, &reply, out),
+        Purpose::Transcribe => screenshot::transcribed(state, ctx, &reply, out),
     }
 }
 
@@ -497,6 +516,7 @@ mod compact;
 mod end;
 mod reflect;
 mod reply;
+pub mod screenshot;
 pub mod search;
 pub mod thought;
 mod tool;

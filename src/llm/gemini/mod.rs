@@ -158,6 +158,10 @@ fn part_json(block: &Block) -> Value {
         Block::Result { name, content, .. } => {
             json!({ "functionResponse": { "name": name, "response": { "content": content } } })
         }
+        // https://ai.google.dev/gemini-api/docs/image-understanding#inline-image (REST)
+        Block::Image(image) => {
+            json!({ "inline_data": { "mime_type": image.mime_type, "data": image.data } })
+        }
     }
 }
 
