@@ -16,6 +16,9 @@
 //   the run, which loads all 100 KB. Each sample checks that the run was resumed. For
 //   context, wake_to_reply_ms is the same start seen from the page: from connect() until the
 //   reply to its snapshot request (Chrome starting the worker, start-up, one request).
+// rag_index_1mb_ms / rag_retrieve_1mb_ms: splitting a ~1 MB page into passages and building
+//   their BM25 index (at most 50 runs), and retrieving the best 8 passages for a six-word
+//   question from it, in wasm in the worker.
 // KL_BENCH_RUNS (default 300) timed saves and loads per size after 20 warm-up ones;
 // KL_BENCH_COLD_STARTS (default 30) cold starts.
 
@@ -69,6 +72,15 @@ try {
   await time('save_1mb', 'bench_persist_save', 1000 * KB);
   await time('load_100kb', 'bench_persist_load', 100 * KB);
   await time('load_1mb', 'bench_persist_load', 1000 * KB);
+
+  // The page knowledge base on a 1 MB page: building its passage index, and one retrieval.
+  const ragRuns = Math.max(10, Math.min(runs, 50));
+  for (const [name, fn, n] of [['rag_index_1mb', 'bench_rag_index', ragRuns], ['rag_retrieve_1mb', 'bench_rag_retrieve', runs]]) {
+    const samples = await worker().evaluate(([f, b, r]) => Array.from(globalThis.__klBench[f](b, r)), [fn, 1000 * KB, n]);
+    results[`${name}_ms`] = round(at(samples, 0.5));
+    results[`${name}_p95_ms`] = round(at(samples, 0.95));
+    log(`${name}: median ${results[`${name}_ms`]} ms, p95 ${results[`${name}_p95_ms`]} ms (${samples.length} runs)`);
+  }
 
   // Cold starts with a restored ~100 KB state.
   await worker().evaluate(([s, b]) => globalThis.__klBench.bench_store_waiting_session(s, b), [COLD_SESSION, 100 * KB]);

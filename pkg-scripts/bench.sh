@@ -27,6 +27,8 @@
 # persist/load_{100kb,1mb}_ms            loading a state of that size (median)
 # persist/sw_cold_start_ms               worker start to backend ready, resuming a ~100 KB
 #                                        run (median of KL_BENCH_COLD_STARTS, default 30)
+# rag/index_1mb_ms                       splitting a ~1 MB page into passages and indexing them
+# rag/retrieve_1mb_ms                    the best 8 passages for a six-word question (median)
 # Measured in wasm in the extension's service worker in headless Chromium, against the real
 # chrome.storage.session (a benchmark build in target/bench/extension; dist/ is untouched).
 # See pkg-scripts/bench-persist.mjs.
@@ -84,6 +86,8 @@ const fresh = [
   { name: 'persist/load_100kb_ms', unit: 'ms', value: persist.load_100kb_ms },
   { name: 'persist/load_1mb_ms', unit: 'ms', value: persist.load_1mb_ms },
   { name: 'persist/sw_cold_start_ms', unit: 'ms', value: persist.sw_cold_start_ms },
+  { name: 'rag/index_1mb_ms', unit: 'ms', value: persist.rag_index_1mb_ms },
+  { name: 'rag/retrieve_1mb_ms', unit: 'ms', value: persist.rag_retrieve_1mb_ms },
 ];
 for (const r of fresh) {
   if (typeof r.value !== 'number' || !Number.isFinite(r.value)) throw new Error(`no value for ${r.name}`);

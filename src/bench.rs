@@ -181,3 +181,76 @@ fn page_info(text: &str) -> PageInfo {
         ..Default::default()
     }
 }
+
+/// A page of about `bytes` characters for the retrieval benchmarks: sections under `##`
+/// headings, paragraphs of sentences drawn from a vocabulary of 4,000 made-up words (a
+/// fixed pseudo-random sequence, so every run indexes the same text).
+pub fn rag_page(bytes: usize) -> String {
+    const SYLLABLES: [&str; 16] = [
+        "ka", "lo", "mi", "ren", "sa", "tor", "vel", "an", "dri", "ost", "ul", "pe", "qua", "zin",
+        "ho", "bes",
+    ];
+    let word = |n: u32| -> String {
+        let mut n = n % 4_000;
+        let mut w = String::new();
+        for _ in 0..3 {
+            w.push_str(SYLLABLES[(n % 16) as usize]);
+            n /= 16;
+        }
+        w
+    };
+    let mut seed: u32 = 0x2545_f491;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let mut text = String::with_capacity(bytes + 2_000);
+    let mut section = 0;
+    while text.len() < bytes {
+        section += 1;
+        text.push_str(&format!("## Section {section}\n"));
+        for _ in 0..4 {
+            for _ in 0..6 {
+                let len = 6 + next() % 12;
+                let words: Vec<String> = (0..len).map(|_| word(next())).collect();
+                text.push_str(&words.join(" "));
+                text.push_str(". ");
+            }
+            text.push_str("\n\n");
+        }
+    }
+    text
+}
+
+/// Milliseconds each of `runs` builds of the passage index of `text` took.
+pub fn rag_index(text: &str, runs: usize, now: &dyn Fn() -> f64) -> Vec<f64> {
+    (0..runs)
+        .map(|_| {
+            let t0 = now();
+            let index = crate::page::PageIndex::build(text);
+            let ms = now() - t0;
+            std::hint::black_box(index.passages().len());
+            ms
+        })
+        .collect()
+}
+
+/// Milliseconds each of `runs` retrievals (the best 8 passages for a question of six words
+/// from the page) took on the index of `text`.
+pub fn rag_retrieve(text: &str, runs: usize, now: &dyn Fn() -> f64) -> Vec<f64> {
+    let index = crate::page::PageIndex::build(text);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    (0..runs)
+        .map(|i| {
+            let at = (i * 7_919) % words.len().saturating_sub(6).max(1);
+            let query = words[at..(at + 6).min(words.len())].join(" ");
+            let t0 = now();
+            let hits = index.search(text, &query, 8);
+            let ms = now() - t0;
+            std::hint::black_box(hits.len());
+            ms
+        })
+        .collect()
+}

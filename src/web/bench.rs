@@ -20,6 +20,23 @@ pub fn bench_step_overhead(runs: usize, warmup: usize) -> Vec<f64> {
     crate::bench::step_overhead(runs, warmup, &now)
 }
 
+/// Milliseconds each of `runs` builds of the passage index of a page of about `bytes`
+/// characters took (after one unmeasured build).
+#[wasm_bindgen]
+pub fn bench_rag_index(bytes: usize, runs: usize) -> Vec<f64> {
+    let text = crate::bench::rag_page(bytes);
+    crate::bench::rag_index(&text, 1, &now);
+    crate::bench::rag_index(&text, runs, &now)
+}
+
+/// Milliseconds each of `runs` retrievals of the best 8 passages took on the index of a
+/// page of about `bytes` characters.
+#[wasm_bindgen]
+pub fn bench_rag_retrieve(bytes: usize, runs: usize) -> Vec<f64> {
+    let text = crate::bench::rag_page(bytes);
+    crate::bench::rag_retrieve(&text, runs, &now)
+}
+
 /// A state whose stored size is about `bytes`: trajectory entries of ~2 KB each.
 fn state_of_size(session: &str, bytes: usize) -> crate::state::SessionState {
     use crate::state::trajectory::Item;

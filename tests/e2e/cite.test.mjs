@@ -7,6 +7,9 @@
 //   tab until the passage's element is in the viewport and highlights it (the CSS Custom
 //   Highlight API), and the highlight is gone again about 2 s later;
 // - once the page's DOM no longer has the passage, activating it says so in the alert.
+// And on a 1 MB page (issue 16): the passage holding a fact near its end reaches the model's
+// first request (chosen for the question, not read by paging), the saved answer cites its id,
+// the answer says how much of the page it rests on, and the citation scrolls the page to it.
 
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -139,4 +142,81 @@ test('a [p1] citation previews its passage, shows it in the page, and says when 
   assert.equal(llm.queue.length, 0);
   await popup.close();
   await page.close();
+});
+
+test('a fact near the end of a 1 MB page: its passage is retrieved, cited, and shown on the page', async () => {
+  const { kl, llm, pages } = harness;
+  const page = await kl.context.newPage();
+  await page.setViewportSize({ width: 900, height: 700 });
+  await page.goto(pages.url('cite.html'));
+  // About 1 MB of sections, the fact near the end, one more section after it.
+  const chars = await page.evaluate(() => {
+    const sentence = 'The keeper wrote about the fog, the tide and the lamp in a green ledger every night. ';
+    const article = document.createElement('article');
+    const section = (title, text, id) => {
+      const h = document.createElement('h2');
+      h.textContent = title;
+      const p = document.createElement('p');
+      p.textContent = text;
+      if (id) p.id = id;
+      article.append(h, p);
+      return title.length + text.length + 4;
+    };
+    let made = 0;
+    for (let n = 1; made < 1_000_000; n += 1) made += section(`Ledger ${n}`, sentence.repeat(8));
+    made += section('The cat', 'The keeper\'s cat was called Marmalade and slept on the lamp room stairs.', 'fact');
+    made += section('Afterword', sentence.repeat(8));
+    document.body.replaceChildren(article);
+    return made;
+  });
+  assert.ok(chars > 1_000_000, `${chars} characters`);
+
+  // The model answers from what its first request holds: it cites the label of the passage
+  // that has the fact (the last label before "Marmalade"), or says it was not given.
+  let cited = null;
+  llm.respondWith((body) => {
+    const block = body.messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+    const at = block.indexOf('Marmalade');
+    if (at < 0) return { content: 'The page I was given does not say.' };
+    cited = block.slice(0, at).match(/\[(p\d+)\]/g)?.pop()?.slice(1, -1) ?? null;
+    return { content: `The keeper's cat was called Marmalade [${cited}].` };
+  });
+  const from = llm.chatRequests.length;
+  try {
+    const popup = await openPopup(kl.context, kl.extId, await tabIdOf(kl.context, page));
+    await askQuestion(popup, "What was the keeper's cat called?");
+    const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+    assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+    assert.equal(llm.chatRequests.length - from, 1, 'answered from the first request, without paging');
+    assert.match(cited ?? '', /^p\d{3,}$/, 'a passage far into the page was in the request');
+    assert.equal(done.answerText, `The keeper's cat was called Marmalade [${cited}].`);
+    const notice = done.notices.find((n) => n.startsWith('Based on '));
+    assert.match(notice ?? '', /^Based on \d+ of the page's \d{4,} passages, chosen for the question\.$/, JSON.stringify(done.notices));
+    // The saved answer keeps the citation, and its source is that passage.
+    const saved = await popup.evaluate(async () => {
+      const all = await chrome.storage.session.get(null);
+      const key = Object.keys(all).find((k) => k.startsWith('session:tab:') && all[k].includes('Marmalade'));
+      return JSON.parse(all[key]).state;
+    });
+    assert.equal(saved.answer, done.answerText);
+    assert.deepEqual(saved.sources.map((s) => s.id), [cited]);
+    assert.match(saved.sources[0].excerpt, /^The cat\n+The keeper's cat was called Marmalade/);
+
+    // Activating the citation scrolls the page to the fact.
+    const fact = () => page.evaluate(() => {
+      const box = document.getElementById('fact').getBoundingClientRect();
+      return { top: Math.round(box.top), inView: box.top >= 0 && box.bottom <= window.innerHeight };
+    });
+    assert.equal((await fact()).inView, false, 'the fact starts out of view');
+    await popup.locator('#answer a.md-citation').click();
+    let last;
+    await waitUntil(async () => {
+      last = await fact();
+      return last.inView;
+    }, { timeout: 15_000, message: () => `the page to scroll to the fact (${JSON.stringify(last)})` });
+    await popup.close();
+  } finally {
+    llm.respondWith(null);
+    await page.close();
+  }
 });

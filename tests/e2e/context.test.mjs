@@ -256,7 +256,7 @@ test('a tool that fails twice is reflected on, and the fix fed back leads to a d
     observe: (body) => {
       const last = (body.messages ?? []).filter((m) => m.role === 'tool').at(-1);
       // A page tool's result reaches the model inside the run's fence.
-      const read = /^(<page-[0-9a-f]+>\s*)?\[p\d+/.test(String(last?.content ?? '').trim());
+      const read = /^(<page-[0-9a-f]+>\s*)?Characters \d+–\d+ of \d+ \(passages p\d+/.test(String(last?.content ?? '').trim());
       return control(read ? REFLECTED_ANSWER : null);
     },
     reflection: () => {

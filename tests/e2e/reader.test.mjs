@@ -68,7 +68,9 @@ test('no hidden text reaches the model; the visible article does', async () => {
   assert.equal(chats.length, 2, `chat requests: ${chats.length}`);
   const tool = chats[1].body.messages.find((m) => m.role === 'tool');
   assert.ok(tool, 'the read_page result was not sent back');
-  for (const expected of VISIBLE) assert.ok(tool.content.includes(expected), `read_page lacks "${expected}":\n${tool.content}`);
+  // The title is in the page block; read_page gives the text's passages.
+  assert.ok(chats[0].body.messages[1].content.includes(VISIBLE[0]), 'the page block lacks the title');
+  for (const expected of VISIBLE.slice(1)) assert.ok(tool.content.includes(expected), `read_page lacks "${expected}":\n${tool.content}`);
   assert.equal(llm.queue.length, 0);
   await popup.close();
   await page.close();

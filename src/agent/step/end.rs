@@ -113,7 +113,11 @@ pub fn finish(
     out: &mut Out,
 ) {
     let answer = if state.phase.is_none() {
-        with_sources(state, &answer)
+        let (answer, notice) = with_sources(state, &answer);
+        if let Some(message) = notice {
+            out.emit(EventKind::Notice { message });
+        }
+        answer
     } else {
         answer
     };
@@ -149,8 +153,9 @@ pub fn finish(
 }
 
 /// `answer` without citations of sources the run does not have; the sources it cites are
-/// kept in the state.
-fn with_sources(state: &mut SessionState, answer: &str) -> String {
+/// kept in the state. When the model was not given the whole page, a notice says how much
+/// of it the answer rests on (returned when it is new, to be emitted).
+fn with_sources(state: &mut SessionState, answer: &str) -> (String, Option<String>) {
     let available = state.available_sources();
     let ids: Vec<&str> = available.iter().map(|s| s.id.as_str()).collect();
     let cleaned = citations::clean(answer, &ids);
@@ -159,13 +164,15 @@ fn with_sources(state: &mut SessionState, answer: &str) -> String {
         .iter()
         .filter_map(|id| available.iter().find(|s| &s.id == id).cloned())
         .collect();
+    let mut added = None;
     if let Some((given, total)) = state.page_coverage().filter(|_| !cleaned.text.is_empty()) {
         let notice = coverage_notice(given, total);
         if !state.notices.contains(&notice) {
-            state.notices.push(notice);
+            state.notices.push(notice.clone());
+            added = Some(notice);
         }
     }
-    cleaned.text
+    (cleaned.text, added)
 }
 
 /// What an answer rests on when the model was not given the whole page.
