@@ -11,45 +11,46 @@ use std::path::Path;
 const LAYERS: &[(&str, &[&str])] = &[
     ("types", &[]),
     ("ports", &["types"]),
+    ("page", &["types"]),
     ("llm", &["types", "ports"]),
     ("search", &["types", "ports"]),
-    ("tools", &["types", "ports"]),
-    ("state", &["types", "ports", "tools"]),
+    ("tools", &["types", "ports", "page"]),
+    ("state", &["types", "ports", "page", "tools"]),
     ("settings", &["types", "ports", "llm", "search", "state"]),
     (
         "agent",
-        &["types", "ports", "llm", "search", "tools", "state"],
+        &["types", "ports", "page", "llm", "search", "tools", "state"],
     ),
     (
         "protocol",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent",
         ],
     ),
     (
         "service",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent", "protocol",
         ],
     ),
     (
         "testing",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent", "protocol",
             "service",
         ],
     ),
     (
         "bench",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent", "protocol",
             "service", "testing",
         ],
     ),
     (
         "web",
         &[
-            "types", "ports", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent", "protocol",
             "service", "bench",
         ],
     ),

@@ -567,6 +567,7 @@ fn standalone(
 
 mod reflect;
 pub mod search;
+pub mod summary;
 pub use reflect::reflect;
 
 #[cfg(test)]

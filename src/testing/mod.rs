@@ -305,6 +305,10 @@ pub enum RequestKind {
     Grading,
     /// Rewrites a search query.
     Rewrite,
+    /// Summarises a section of the page, or the whole page in one call.
+    Summary,
+    /// Combines the page's section summaries.
+    Combine,
     /// Neither tools nor a schema.
     Synthesis,
     /// Another schema (named).
@@ -324,6 +328,12 @@ impl RequestKind {
         }
         if system.starts_with("You rewrite web search queries") {
             return Self::Rewrite;
+        }
+        if system.starts_with("You summarize") {
+            return Self::Summary;
+        }
+        if system.starts_with("You combine summaries") {
+            return Self::Combine;
         }
         match request.response_format.as_ref().map(|f| f.name.as_str()) {
             Some("control") => Self::Observe,

@@ -15,12 +15,14 @@ mod builtin;
 pub mod explain;
 pub mod parse;
 pub mod search;
+pub mod summarize;
 
 pub use builtin::{
     PassageHeader, ReadPage, ReadPageArgs, RequestInput, RequestInputArgs, READ_PAGE_CHARS,
 };
 pub use explain::{ExplainTextWithContext, EXPLAIN_TEXT_WITH_CONTEXT};
 pub use search::{GRADE_RESULTS, REWRITE_QUERY, SEARCH_WEB};
+pub use summarize::SUMMARIZE_PAGE;
 
 use std::borrow::Cow;
 
@@ -38,11 +40,12 @@ pub const REQUEST_INPUT: &str = "request_input";
 
 /// The tools whose successful results are page or web text: the prompt quotes them inside
 /// the page fence, as data.
-pub const PAGE_DATA_TOOLS: [&str; 4] = [
+pub const PAGE_DATA_TOOLS: [&str; 5] = [
     ReadPage::NAME,
     EXPLAIN_TEXT_WITH_CONTEXT,
     SEARCH_WEB,
     GRADE_RESULTS,
+    SUMMARIZE_PAGE,
 ];
 
 /// What a tool may read while it runs.
@@ -429,6 +432,7 @@ impl ToolBox {
             .with(Box::new(search::SearchWeb))
             .with(Box::new(search::GradeResults))
             .with(Box::new(search::RewriteQuery))
+            .with(Box::new(summarize::SummarizePage))
     }
 
     /// Adds a tool.

@@ -66,6 +66,8 @@ pub enum Purpose {
     Grade,
     /// Rewrite a search query.
     Rewrite,
+    /// Summarise a section of the page, or combine the section summaries.
+    Summarize,
 }
 
 /// A model call to make.
@@ -122,6 +124,9 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
     let next = state.next.clone().unwrap_or(Next::Reason);
     // A pending question hears the Stop itself (its tool call gets a result first).
     if ctx.stop && !matches!(next, Next::Synthesize { .. } | Next::AwaitInput) {
+        if summarize::stopped(state, ctx, out) {
+            return Action::Continue;
+        }
         if state.phase.is_some() {
             end_phase(state, ctx, StopReason::StopRequested, out);
         } else {
@@ -169,6 +174,7 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         Next::Compact { .. } => compact::plan_compact(state, ctx, quiet, out),
         Next::Reflect { failure } => reflect::plan_reflect(state, ctx, failure, quiet, out),
         Next::Search(run) => search::plan_search(state, ctx, *run, quiet, out),
+        Next::Summarize(run) => summarize::plan_summarize(state, ctx, *run, quiet, out),
     }
 }
 
@@ -299,6 +305,10 @@ fn plan_act(
         }
         return Action::Continue;
     }
+    if summarize::is_summarize_tool(&call.name) {
+        summarize::begin(state, ctx, call, out);
+        return Action::Continue;
+    }
     Action::Tool { call, side_effects }
 }
 
@@ -366,7 +376,7 @@ pub fn after_error(
     if reflect::reflect_failed(state, ctx, err) {
         return None;
     }
-    let searching = matches!(state.next, Some(Next::Search(_)));
+    let searching = matches!(state.next, Some(Next::Search(_) | Next::Summarize(_)));
     if !searching && compact::after_too_long(state, ctx, call, err) {
         return None;
     }
@@ -387,7 +397,7 @@ pub fn after_error(
         }
         return Some(policy.backoff_ms(ctx.now, state.attempts, err, state.run_id));
     }
-    if search::model_failed(state, ctx, err, out) {
+    if search::model_failed(state, ctx, err, out) || summarize::model_failed(state, ctx, err, out) {
         return None;
     }
     let mut info = ErrorInfo::from(err);
@@ -407,6 +417,9 @@ pub fn after_error(
 
 /// Stop was pressed while waiting to retry.
 pub fn stopped_while_waiting(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
+    if summarize::stopped(state, ctx, out) {
+        return;
+    }
     if state.phase.is_some() {
         end_phase(state, ctx, StopReason::StopRequested, out);
     } else {
@@ -416,6 +429,9 @@ pub fn stopped_while_waiting(state: &mut SessionState, ctx: &StepCtx<'_>, out: &
 
 /// Stop was pressed during the call: it was abandoned.
 pub fn interrupted(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
+    if summarize::stopped(state, ctx, out) {
+        return;
+    }
     if state.phase.is_some() {
         end_phase(state, ctx, StopReason::StopRequested, out);
     } else {
@@ -436,7 +452,7 @@ pub fn after_reply(
     state.usage.output += used.output;
     if !matches!(
         call.purpose,
-        Purpose::Compact | Purpose::Grade | Purpose::Rewrite
+        Purpose::Compact | Purpose::Grade | Purpose::Rewrite | Purpose::Summarize
     ) {
         state.last_prompt_tokens = used.input;
     }
@@ -456,6 +472,7 @@ pub fn after_reply(
         Purpose::Reflect => reflect::reflect_reply(state, ctx, &reply),
         Purpose::Grade => search::grade_reply(state, &reply),
         Purpose::Rewrite => search::rewrite_reply(state, ctx, &reply, out),
+        Purpose::Summarize => summarize::summary_reply(state, ctx, &reply, out),
     }
 }
 
@@ -498,6 +515,7 @@ mod end;
 mod reflect;
 mod reply;
 pub mod search;
+mod summarize;
 pub mod thought;
 mod tool;
 
