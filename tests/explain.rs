@@ -374,7 +374,12 @@ fn an_explain_run_starts_with_the_context_call_and_keeps_the_tool_offered() {
         |i: usize| -> Vec<String> { requests[i].tools.iter().map(|t| t.name.clone()).collect() };
     assert_eq!(
         offered(0),
-        ["read_page", "request_input", "explain_text_with_context"]
+        [
+            "read_page",
+            "request_input",
+            "explain_text_with_context",
+            "summarize_page_content"
+        ]
     );
     drop(requests);
     let snap = call(
@@ -405,5 +410,8 @@ fn an_explain_run_starts_with_the_context_call_and_keeps_the_tool_offered() {
         .iter()
         .map(|t| t.name.clone())
         .collect();
-    assert_eq!(names, ["read_page", "request_input"]);
+    assert_eq!(
+        names,
+        ["read_page", "request_input", "summarize_page_content"]
+    );
 }

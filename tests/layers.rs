@@ -30,28 +30,29 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "service",
         &[
-            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent", "protocol",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent",
+            "protocol",
         ],
     ),
     (
         "testing",
         &[
-            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent", "protocol",
-            "service",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent",
+            "protocol", "service",
         ],
     ),
     (
         "bench",
         &[
-            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent", "protocol",
-            "service", "testing",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent",
+            "protocol", "service", "testing",
         ],
     ),
     (
         "web",
         &[
-            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent", "protocol",
-            "service", "bench",
+            "types", "ports", "page", "llm", "search", "tools", "state", "settings", "agent",
+            "protocol", "service", "bench",
         ],
     ),
 ];

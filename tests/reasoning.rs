@@ -208,7 +208,8 @@ fn every_tool_offers_an_optional_string_reasoning() {
             "explain_text_with_context",
             "search_web_for_info",
             "grade_search_results",
-            "rewrite_search_query"
+            "rewrite_search_query",
+            "summarize_page_content"
         ]
     );
     for def in tools.definitions() {

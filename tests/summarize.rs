@@ -28,8 +28,8 @@ const SESSION: &str = "popup";
 fn long_page(parts: usize) -> PageInfo {
     let text: Vec<String> = (1..=parts)
         .map(|k| {
-            let body = format!("Part {k} tells how the harbour grew in its {k}th decade. ")
-                .repeat(60);
+            let body =
+                format!("Part {k} tells how the harbour grew in its {k}th decade. ").repeat(60);
             format!("## Part {k}\n{body}")
         })
         .collect();
@@ -188,7 +188,10 @@ fn run_stopping(
 ) -> Outcome {
     let script = RefCell::new(script);
     let stop = StopSignal::new();
-    let llm = ResponderLlm::new(responder(&script, stop_at_section.map(|at| (at, stop.clone()))));
+    let llm = ResponderLlm::new(responder(
+        &script,
+        stop_at_section.map(|at| (at, stop.clone())),
+    ));
     let clock = ManualClock::new(1_000);
     let (store, sink, tools) = (
         MemoryStore::new(),
@@ -221,16 +224,26 @@ fn run_stopping(
 fn a_page_that_fits_the_window_is_summarised_in_one_call() {
     let script = Script {
         reason: [summarize_call()].into(),
-        observe: [answer("The harbour opened in 1861; the ferry leaves at noon.")].into(),
+        observe: [answer(
+            "The harbour opened in 1861; the ferry leaves at noon.",
+        )]
+        .into(),
         ..Script::default()
     };
     let out = run(script, short_page(), config());
     assert_eq!(out.state.status, RunStatus::Completed);
     assert_eq!(
         out.kinds(),
-        [RequestKind::Reason, RequestKind::Summary, RequestKind::Observe]
+        [
+            RequestKind::Reason,
+            RequestKind::Summary,
+            RequestKind::Observe
+        ]
     );
-    assert_eq!(out.summaries(), [(0, 1, "Summary of the whole page.".into())]);
+    assert_eq!(
+        out.summaries(),
+        [(0, 1, "Summary of the whole page.".into())]
+    );
     assert_eq!(
         out.tool_result(),
         "Page summary (the whole page).\n\nSummary of the whole page."
@@ -241,7 +254,10 @@ fn a_page_that_fits_the_window_is_summarised_in_one_call() {
     assert_eq!(summary.messages[0].role, Role::System);
     assert!(summary.messages[0].content.contains("<page-n0nce>"));
     let user = &summary.messages[1].content;
-    assert!(user.contains("The user's goal: Summarize this page"), "{user}");
+    assert!(
+        user.contains("The user's goal: Summarize this page"),
+        "{user}"
+    );
     assert!(
         user.contains("<page-n0nce>\n## Harbour\nThe harbour opened in 1861."),
         "{user}"
@@ -299,8 +315,12 @@ fn a_long_page_is_mapped_by_section_and_reduced_within_the_window() {
         .iter()
         .filter(|r| RequestKind::of(r) == RequestKind::Summary)
         .collect();
-    assert!(sections[2].messages[1].content.contains("Section 3 of 12 (under \"Part 3\")"));
-    assert!(sections[2].messages[1].content.contains("## Part 3\nPart 3 tells"));
+    assert!(sections[2].messages[1]
+        .content
+        .contains("Section 3 of 12 (under \"Part 3\")"));
+    assert!(sections[2].messages[1]
+        .content
+        .contains("## Part 3\nPart 3 tells"));
     assert!(!sections[2].messages[1].content.contains("## Part 4"));
     // The combination lists every section summary, fenced.
     let combine = out
@@ -310,7 +330,10 @@ fn a_long_page_is_mapped_by_section_and_reduced_within_the_window() {
         .expect("a combination");
     let user = &combine.messages[1].content;
     assert!(user.contains("Summaries of sections 1–12 of 12"), "{user}");
-    assert!(user.contains("Section 12 (Part 12): Summary of section 12."), "{user}");
+    assert!(
+        user.contains("Section 12 (Part 12): Summary of section 12."),
+        "{user}"
+    );
     // The Steps view lists each section summary.
     let views: Vec<String> = out
         .state
@@ -340,7 +363,10 @@ fn a_budget_that_cannot_cover_every_section_summarises_those_that_fit_and_says_s
         },
     );
     assert_eq!(out.state.status, RunStatus::Completed);
-    assert!(!out.state.partial, "the run was not cut by the budget itself");
+    assert!(
+        !out.state.partial,
+        "the run was not cut by the budget itself"
+    );
     let done = out.summaries().len();
     assert!((2..12).contains(&done), "{done} sections");
     let coverage = format!("sections 1–{done} of 12; the budget allows no more");
@@ -349,7 +375,11 @@ fn a_budget_that_cannot_cover_every_section_summarises_those_that_fit_and_says_s
         format!("Page summary ({coverage}).\n\nThe harbour grew in its first decades.")
     );
     assert_eq!(out.state.notices, [format!("Summarized {coverage}.")]);
-    assert!(out.state.tokens_used() <= 14_000, "{}", out.state.tokens_used());
+    assert!(
+        out.state.tokens_used() <= 14_000,
+        "{}",
+        out.state.tokens_used()
+    );
     // No section was asked for beyond those recorded; no question was asked of the user.
     let asked = out
         .kinds()
@@ -369,14 +399,20 @@ fn stop_keeps_the_sections_done() {
     // Stop is pressed while the third section's call is answered.
     let out = run_stopping(script, long_page(12), config(), Some(3));
     assert_eq!(out.state.status, RunStatus::Stopped);
-    assert_eq!(out.state.answer, "So far: the harbour's first three decades.");
+    assert_eq!(
+        out.state.answer,
+        "So far: the harbour's first three decades."
+    );
     assert_eq!(out.summaries().len(), 3);
     let result = out.tool_result();
     assert!(
         result.starts_with("Page summary (sections 1–3 of 12; stopped by the user)."),
         "{result}"
     );
-    assert!(result.contains("Section 2 (Part 2): Summary of section 2."), "{result}");
+    assert!(
+        result.contains("Section 2 (Part 2): Summary of section 2."),
+        "{result}"
+    );
     // The answer was written from them: the synthesis saw the result.
     let synthesis = out.requests.last().expect("the synthesis");
     assert_eq!(RequestKind::of(synthesis), RequestKind::Synthesis);
@@ -433,7 +469,11 @@ fn a_worker_stopped_mid_summary_redoes_at_most_one_section() {
         .expect("loads")
         .expect("stored");
     assert!(matches!(stored.next, Some(Next::Summarize(_))));
-    assert_eq!(section_summaries(&stored).len(), 3, "three sections were saved");
+    assert_eq!(
+        section_summaries(&stored).len(),
+        3,
+        "three sections were saved"
+    );
     let mut resumed = stored;
     {
         let engine = Engine::new(&llm, &clock, &sink, &store, &tools, StopSignal::new());
@@ -446,5 +486,9 @@ fn a_worker_stopped_mid_summary_redoes_at_most_one_section() {
     // Reason, six sections, the combination and Observe, and the one section that was in
     // flight when the worker stopped, made again: nothing else was redone.
     assert_eq!(summary_requests(), 6, "each section answered once");
-    assert_eq!(llm.started(), 9 + 1, "only the section in flight was redone");
+    assert_eq!(
+        llm.started(),
+        9 + 1,
+        "only the section in flight was redone"
+    );
 }

@@ -116,7 +116,8 @@ mod tests {
             .collect();
         assert_eq!(tops, headed);
         let one = passage_tokens(&passages, &page)[0];
-        let ranges = sections(&passages, &page, one * 2 + 10);
+        // Three passages would fit, but the section closes at "## Two" (past half full).
+        let ranges = sections(&passages, &page, one * 3 + 10);
         let firsts: Vec<&str> = ranges
             .iter()
             .map(|r| {
@@ -126,7 +127,8 @@ mod tests {
                     .unwrap_or("")
             })
             .collect();
-        assert_eq!(firsts, ["## One", "## Two", "## Three"]);
+        assert_eq!(firsts, ["## One", "## Two"]);
+        assert_eq!(ranges, [0..2, 2..4]);
     }
 
     proptest! {

@@ -8,7 +8,7 @@ use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
+use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, TypedTool};
 
 /// The name of the summary tool.
 pub const SUMMARIZE_PAGE: &str = "summarize_page_content";
@@ -23,16 +23,10 @@ pub struct SummarizePageArgs {}
 
 impl TypedTool for SummarizePage {
     const NAME: &'static str = SUMMARIZE_PAGE;
-    const DESCRIPTION: &'static str = "Summarize the whole page the user is looking at, however long: a page that fits your context window in one call, a longer one section by section, then combined. Use it when the user asks for a summary or an overview of the page. The result says which sections it covers.";
+    const DESCRIPTION: &'static str =
+        "Summarize the whole page, however long (section by section when needed). Use it for a summary or an overview of the page.";
     type Args = SummarizePageArgs;
     type Output = String;
-
-    fn examples(&self) -> Vec<ToolExample> {
-        vec![ToolExample {
-            input: serde_json::json!({"reasoning": "the user asked for a summary of the page"}),
-            description: "summarize the page".into(),
-        }]
-    }
 
     fn rate_limit(&self) -> RateLimit {
         RateLimit {
