@@ -132,7 +132,9 @@ pub(super) fn plan_summarize(
             };
             let estimate = executor::estimate(&request);
             let cost = estimate + u64::from(request.max_tokens.unwrap_or(0));
-            let shortfall = if state.attempts > state.config.max_retries {
+            // The first section cut off too often gives up like any call (`before_call`);
+            // a later one ends the mapping with the sections done.
+            let shortfall = if state.attempts > state.config.max_retries && index > 0 {
                 Some(Shortfall::Failed {
                     message: "its call was cut off too often".into(),
                 })
