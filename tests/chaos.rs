@@ -724,8 +724,12 @@ impl Outcome {
         self.trajectory
             .retain(|(_, item)| !matches!(item, Item::SectionSummary { .. }));
         for (_, item) in &mut self.trajectory {
-            if let Item::ToolResult { name, content, .. } = item {
+            if let Item::ToolResult {
+                name, ok, content, ..
+            } = item
+            {
                 if name == "summarize_page_content" {
+                    *ok = false;
                     content.clear();
                 }
             }

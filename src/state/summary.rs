@@ -31,6 +31,9 @@ pub enum Shortfall {
         /// What went wrong.
         message: String,
     },
+    /// A section's call was cut off (the worker stopping) more often than the retry bound
+    /// allows.
+    CutOff,
     /// The user pressed Stop.
     Stopped,
 }
@@ -97,6 +100,10 @@ impl SummaryRun {
                 "{covered}; summarizing section {} failed ({message})",
                 done + 1
             ),
+            Some(Shortfall::CutOff) => format!(
+                "{covered}; summarizing section {} was cut off too often",
+                done + 1
+            ),
             Some(Shortfall::Stopped) => format!("{covered}; stopped by the user"),
         }
     }
@@ -142,6 +149,10 @@ mod tests {
             )
             .coverage(),
             "sections 1–2 of 3; summarizing section 3 failed (timeout)"
+        );
+        assert_eq!(
+            run(2, 3, Some(Shortfall::CutOff)).coverage(),
+            "sections 1–2 of 3; summarizing section 3 was cut off too often"
         );
     }
 }

@@ -132,12 +132,9 @@ pub(super) fn plan_summarize(
             };
             let estimate = executor::estimate(&request);
             let cost = estimate + u64::from(request.max_tokens.unwrap_or(0));
-            // The first section cut off too often gives up like any call (`before_call`);
-            // a later one ends the mapping with the sections done.
-            let shortfall = if state.attempts > state.config.max_retries && index > 0 {
-                Some(Shortfall::Failed {
-                    message: "its call was cut off too often".into(),
-                })
+            // A section cut off too often ends the mapping with the sections done.
+            let shortfall = if state.attempts > state.config.max_retries {
+                Some(Shortfall::CutOff)
             } else if !executor::budget_allows(state, cost + reserve(state, &run)) {
                 Some(Shortfall::Budget)
             } else {
@@ -326,6 +323,14 @@ fn finish(
     out: &mut Out,
 ) {
     if run.done() == 0 {
+        if run.shortfall == Some(Shortfall::CutOff) {
+            // The worker, not the call, failed: nothing for the model to reflect on.
+            let err = ToolError::new(
+                ToolErrorKind::Network,
+                "summarizing the page was cut off too often (the extension's background worker kept stopping)",
+            );
+            return tool_done_as(state, ctx, &run.call, Err(err), None, out);
+        }
         let err = match &run.shortfall {
             Some(Shortfall::Budget) => ToolError::new(
                 ToolErrorKind::RateLimited,
@@ -339,10 +344,11 @@ fn finish(
                 ToolErrorKind::Network,
                 format!("summarizing the page failed: {message}"),
             ),
-            Some(Shortfall::Stopped) | None => ToolError::new(
+            Some(Shortfall::Stopped | Shortfall::CutOff) => ToolError::new(
                 ToolErrorKind::Permission,
                 "the summary was stopped by the user",
             ),
+            None => ToolError::new(ToolErrorKind::NotFound, "the page has no text to summarize"),
         };
         return tool_done(state, ctx, &run.call, Err(err), out);
     }
@@ -360,7 +366,7 @@ fn finish(
     let coverage = run.coverage();
     if matches!(
         run.shortfall,
-        Some(Shortfall::Budget | Shortfall::Failed { .. })
+        Some(Shortfall::Budget | Shortfall::Failed { .. } | Shortfall::CutOff)
     ) {
         let message = format!("Summarized {coverage}.");
         if !state.notices.contains(&message) {
