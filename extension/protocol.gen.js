@@ -60,6 +60,7 @@ export const EVENTS = Object.freeze([
   "searching",
   "grading",
   "rewriting",
+  "summarizing",
   "step_item"
 ]);
 

@@ -68,17 +68,24 @@ export const PHASE_LABELS = {
   searching: 'Searching the web',
   grading: 'Grading the results',
   rewriting: 'Rewriting the search query',
+  summarizing: 'Summarizing the page',
 };
 
 /**
- * What the run is doing, for the status line: the phase's words, with the search query or
- * the number of results being graded when the event said so ('Starting' before any phase).
+ * What the run is doing, for the status line: the phase's words, with the search query, the
+ * number of results being graded or the section being summarised when the event said so
+ * ('Starting' before any phase).
  */
 export function phaseLabel(view) {
   const activity = view?.activity ?? {};
   if (view?.phase === 'searching' && activity.query) return `Searching the web for "${activity.query}"`;
   if (view?.phase === 'grading' && Number.isInteger(activity.count)) {
     return `Grading ${activity.count} result${activity.count === 1 ? '' : 's'}`;
+  }
+  if (view?.phase === 'summarizing' && Number.isInteger(activity.of) && activity.of > 1) {
+    return Number.isInteger(activity.section)
+      ? `Summarizing section ${activity.section} of ${activity.of}`
+      : `Combining the summaries of ${activity.of} sections`;
   }
   return PHASE_LABELS[view?.phase] ?? 'Starting';
 }
@@ -153,6 +160,11 @@ export function applyEvent(view, event) {
       break;
     case 'grading':
       Object.assign(next, { phase: 'grading', tool: null, activity: { count: event.count } });
+      break;
+    case 'summarizing':
+      Object.assign(next, {
+        phase: 'summarizing', tool: null, activity: { section: event.section ?? null, of: event.of },
+      });
       break;
     case 'executing':
       Object.assign(next, { phase: 'executing', tool: event.tool ?? null, activity: null });

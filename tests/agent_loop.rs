@@ -135,7 +135,15 @@ fn tool_step_then_observation_with_final_answer() {
     // The Reason call offered the tool; the Observe call asked for the control block.
     let requests = out.llm.requests.borrow();
     let offered: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(offered, ["read_page", "query_page", "request_input"]);
+    assert_eq!(
+        offered,
+        [
+            "read_page",
+            "query_page",
+            "request_input",
+            "summarize_page_content"
+        ]
+    );
     assert!(requests[1].tools.is_empty() && requests[1].response_format.is_some());
     // The observe prompt carries the tool result.
     assert!(requests[1]
@@ -371,6 +379,7 @@ fn item_name(item: &Item) -> &'static str {
         Item::Grades { .. } => "grades",
         Item::Rewrite { .. } => "rewrite",
         Item::SearchFallback { .. } => "search_fallback",
+        Item::SectionSummary { .. } => "section_summary",
     }
 }
 

@@ -333,6 +333,7 @@ fn follow_up_questions_stop_growing_the_requests() {
     let mut state = SessionState::new("tab:5", 1_000);
     let mut largest = 0;
     let mut compactions = 0;
+    let mut by_model = false;
     for i in 0..12 {
         state.begin_run(
             &format!("Follow-up {i}: what else about the locks?"),
@@ -359,13 +360,16 @@ fn follow_up_questions_stop_growing_the_requests() {
         let sink = drive(&llm, &mut state);
         assert_eq!(state.status, RunStatus::Completed, "{:?}", state.error);
         compactions += sink.names().iter().filter(|n| **n == "compacting").count();
+        by_model |= state.compaction.as_ref().is_some_and(|c| c.by_model);
         for request in llm.requests.borrow().iter() {
             largest = largest.max(context::request_tokens(request));
         }
     }
     assert!(largest <= 4_096 * 9 / 10, "largest request {largest}");
     assert!(compactions >= 2, "compacted {compactions} times");
-    assert!(state.compaction.as_ref().is_some_and(|c| c.by_model));
+    // The model's summary was used where it cut enough (later ones may fall back: the
+    // request around the context, tool definitions included, leaves a summary little room).
+    assert!(by_model, "no compaction used the model's summary");
     // The summary replaced the older turns: the last request carries at most two of them.
     assert!(context::covered_turns(&state) >= 8);
 }

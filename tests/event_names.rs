@@ -64,6 +64,10 @@ fn all_kinds() -> Vec<EventKind> {
         },
         EventKind::Grading { count: 5 },
         EventKind::Rewriting,
+        EventKind::Summarizing {
+            section: Some(3),
+            of: 12,
+        },
         EventKind::StepItem {
             item: knowledgelens::agent::events::StepView {
                 index: 0,
@@ -127,6 +131,7 @@ fn event_names_are_frozen() {
             "searching",
             "grading",
             "rewriting",
+            "summarizing",
             "step_item"
         ]
     );

@@ -379,7 +379,8 @@ fn an_explain_run_starts_with_the_context_call_and_keeps_the_tool_offered() {
             "read_page",
             "query_page",
             "request_input",
-            "explain_text_with_context"
+            "explain_text_with_context",
+            "summarize_page_content"
         ]
     );
     drop(requests);
@@ -418,7 +419,8 @@ fn an_explain_run_starts_with_the_context_call_and_keeps_the_tool_offered() {
             "read_page",
             "query_page",
             "request_input",
-            "extract_screenshot_text"
+            "extract_screenshot_text",
+            "summarize_page_content"
         ]
     );
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 /// Bottom first: a module, and the modules it may use (all of them earlier in this list).
 const LAYERS: &[(&str, &[&str])] = &[
     ("types", &[]),
-    ("page", &[]),
+    ("page", &["types"]),
     ("ports", &["types"]),
     ("llm", &["types", "page", "ports"]),
     ("search", &["types", "page", "ports"]),

@@ -210,7 +210,8 @@ fn every_tool_offers_an_optional_string_reasoning() {
             "search_web_for_info",
             "grade_search_results",
             "rewrite_search_query",
-            "extract_screenshot_text"
+            "extract_screenshot_text",
+            "summarize_page_content"
         ]
     );
     for def in tools.definitions() {

@@ -20,6 +20,7 @@ const LABELS = {
   grades: 'Grades',
   rewrite: 'Rewritten query',
   search_fallback: 'Search fallback',
+  section_summary: 'Section summary',
 };
 
 /** A result's grade as its mark shows it; anything else counts as ungraded. */

@@ -569,6 +569,7 @@ fn standalone(
 mod reflect;
 pub mod screenshot;
 pub mod search;
+pub mod summary;
 pub use reflect::reflect;
 
 #[cfg(test)]

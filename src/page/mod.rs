@@ -5,6 +5,7 @@
 
 pub mod index;
 pub mod passages;
+pub mod sections;
 
 use std::cell::RefCell;
 use std::rc::Rc;

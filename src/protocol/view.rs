@@ -144,6 +144,7 @@ impl SessionView {
             (Some(Next::Compact { .. }), true) => (Some("compacting"), None),
             (Some(Next::Reflect { .. }), true) => (Some("reflecting"), None),
             (Some(Next::Search(run)), true) => (Some(search_phase(&run.stage)), None),
+            (Some(Next::Summarize(_)), true) => (Some("summarizing"), None),
             _ => (None, None),
         };
         Self {

@@ -8,6 +8,7 @@ pub mod migrate;
 mod persist;
 pub mod search;
 pub mod sources;
+pub mod summary;
 pub mod trajectory;
 
 pub use persist::*;
@@ -109,6 +110,9 @@ pub enum Next {
     },
     /// A web search tool call in progress: search, grade, rewrite (`agent::step::search`).
     Search(Box<search::SearchRun>),
+    /// A `summarize_page_content` call in progress: section by section, then the combined
+    /// summary (`agent::step::summarize`).
+    Summarize(Box<summary::SummaryRun>),
 }
 
 /// A bounded phase (seeds 000/001) run on the persisted engine: its spec and progress.

@@ -9,7 +9,7 @@ use super::search::Verdict;
 use super::trajectory::{Hit, Item};
 use super::SessionState;
 use crate::page;
-use crate::tools::passages_of_call;
+use crate::tools::{passages_of_call, SUMMARIZE_PAGE};
 use crate::types::ToolCall;
 
 /// Longest excerpt kept per web source (characters); a page source keeps its passage
@@ -152,8 +152,15 @@ impl SessionState {
     }
 
     /// The page's passages, and how many of them the run has given the model, when that is
-    /// not all of them.
+    /// not all of them. A run that summarised the page read all of it (a summary cut short
+    /// by the budget says so itself).
     pub fn page_coverage(&self) -> Option<(usize, usize)> {
+        let summarized = self.trajectory.iter().any(|e| {
+            matches!(&e.item, Item::ToolResult { name, ok: true, .. } if name == SUMMARIZE_PAGE)
+        });
+        if summarized {
+            return None;
+        }
         let text = &self.page.as_ref()?.text;
         let total = page::index_of(text).passages().len();
         let given = self.passages_given().len();

@@ -127,6 +127,20 @@ impl Entry {
             Item::SearchFallback { message, .. } => {
                 ("search_fallback", message.clone(), true, false)
             }
+            Item::SectionSummary {
+                index,
+                of,
+                heading,
+                text,
+            } => {
+                let heading = if heading.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({heading})")
+                };
+                let text = format!("Section {} of {of}{heading}: {text}", index + 1);
+                ("section_summary", text, false, false)
+            }
             Item::Answer { text, partial } => {
                 let text = if *partial {
                     format!("{text} (partial)")
@@ -265,6 +279,18 @@ pub enum Item {
         fallback: Fallback,
         /// The disclaimer (also a notice of the run).
         message: String,
+    },
+    /// One section of the page summarised (`summarize_page_content`, map stage).
+    SectionSummary {
+        /// Which section (0-based).
+        index: u32,
+        /// Sections of the page.
+        of: u32,
+        /// The heading path where the section starts (may be empty).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        heading: String,
+        /// The summary.
+        text: String,
     },
     /// The answer the run ended with.
     Answer {

@@ -309,6 +309,10 @@ pub enum RequestKind {
     Rewrite,
     /// Reads the text of a screenshot.
     Transcription,
+    /// Summarises a section of the page, or the whole page in one call.
+    Summary,
+    /// Combines the page's section summaries.
+    Combine,
     /// Neither tools nor a schema.
     Synthesis,
     /// Another schema (named).
@@ -331,6 +335,12 @@ impl RequestKind {
         }
         if system.starts_with("You read text from screenshots") {
             return Self::Transcription;
+        }
+        if system.starts_with("You summarize") {
+            return Self::Summary;
+        }
+        if system.starts_with("You combine summaries") {
+            return Self::Combine;
         }
         match request.response_format.as_ref().map(|f| f.name.as_str()) {
             Some("control") => Self::Observe,

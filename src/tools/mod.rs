@@ -17,6 +17,7 @@ mod page;
 pub mod parse;
 pub mod screenshot;
 pub mod search;
+pub mod summarize;
 
 pub use builtin::{RequestInput, RequestInputArgs};
 pub use explain::{ExplainTextWithContext, EXPLAIN_TEXT_WITH_CONTEXT};
@@ -26,6 +27,7 @@ pub use page::{
 };
 pub use screenshot::EXTRACT_SCREENSHOT_TEXT;
 pub use search::{GRADE_RESULTS, REWRITE_QUERY, SEARCH_WEB};
+pub use summarize::SUMMARIZE_PAGE;
 
 use std::borrow::Cow;
 
@@ -43,13 +45,14 @@ pub const REQUEST_INPUT: &str = "request_input";
 
 /// The tools whose successful results are page or web text: the prompt quotes them inside
 /// the page fence, as data.
-pub const PAGE_DATA_TOOLS: [&str; 6] = [
+pub const PAGE_DATA_TOOLS: [&str; 7] = [
     ReadPage::NAME,
     QueryPage::NAME,
     EXPLAIN_TEXT_WITH_CONTEXT,
     SEARCH_WEB,
     GRADE_RESULTS,
     EXTRACT_SCREENSHOT_TEXT,
+    SUMMARIZE_PAGE,
 ];
 
 /// What a tool may read while it runs.
@@ -438,6 +441,7 @@ impl ToolBox {
             .with(Box::new(search::GradeResults))
             .with(Box::new(search::RewriteQuery))
             .with(Box::new(screenshot::ExtractScreenshotText))
+            .with(Box::new(summarize::SummarizePage))
     }
 
     /// Adds a tool.

@@ -53,8 +53,8 @@ pub struct StepView {
     pub index: u32,
     /// The step it belongs to.
     pub step: u32,
-    /// `thought`, `tool_call`, `tool_result`, `observation`, `reflection`, `error` or
-    /// `answer`.
+    /// `thought`, `tool_call`, `tool_result`, `observation`, `reflection`, `error`,
+    /// `section_summary` (and the web search's kinds) or `answer`.
     pub kind: String,
     /// What it says, cut to [`StepView::MAX_CHARS`] characters.
     pub text: String,
@@ -209,6 +209,14 @@ pub enum EventKind {
     },
     /// The model rewrites a query that found too little.
     Rewriting,
+    /// The model summarises the page (`summarize_page_content`): section `section` (1-based)
+    /// of `of`, or, with `section` `None`, combines the section summaries into one.
+    Summarizing {
+        /// The section being summarised (`None`: the summaries are being combined).
+        section: Option<u32>,
+        /// Sections of the page.
+        of: u32,
+    },
     /// A new trajectory entry (sent right after the transition that recorded it).
     StepItem {
         /// The entry.
@@ -219,7 +227,7 @@ pub enum EventKind {
 impl EventKind {
     /// Every event's wire name, in the order of the variants (for the generated protocol
     /// file; `tests/event_names.rs` checks it against [`EventKind::name`]).
-    pub const NAMES: [&'static str; 23] = [
+    pub const NAMES: [&'static str; 24] = [
         "run_started",
         "step_started",
         "thinking",
@@ -242,6 +250,7 @@ impl EventKind {
         "searching",
         "grading",
         "rewriting",
+        "summarizing",
         "step_item",
     ];
 
@@ -270,6 +279,7 @@ impl EventKind {
             Self::Searching { .. } => "searching",
             Self::Grading { .. } => "grading",
             Self::Rewriting => "rewriting",
+            Self::Summarizing { .. } => "summarizing",
             Self::StepItem { .. } => "step_item",
         }
     }

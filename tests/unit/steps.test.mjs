@@ -123,3 +123,13 @@ test('entries are built once per content: an unchanged grades entry keeps its no
   assert.notEqual(list.querySelector('.entry-grades'), before, 'rebuilt when it changed');
   assert.equal(list.querySelectorAll('.entry').length, 2);
 });
+
+test('a section summary shows its label and text', () => {
+  const list = rendered([
+    entry(0, 'section_summary', { text: 'Section 3 of 12 (Part 3): The harbour grew.' }),
+  ]);
+  const [only] = list.querySelectorAll('.entry');
+  assert.ok(only.classList.contains('entry-section_summary'));
+  assert.equal(text(only.querySelector('.entry-label')), 'Section summary');
+  assert.equal(text(only.querySelector('.entry-text')), 'Section 3 of 12 (Part 3): The harbour grew.');
+});

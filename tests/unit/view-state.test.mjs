@@ -238,3 +238,19 @@ test('a snapshot taken while searching shows the phase without the query it does
   assert.equal(phaseLabel(s.view), 'Starting');
   assert.equal(s.view.activity, null);
 });
+
+test('a page summary says which section it is on, then that it combines them', () => {
+  assert.ok(EVENTS.includes('summarizing'));
+  let s = initialState(SESSION);
+  s = receiveSnapshot(s, snapshot(1, 1, { phase: 'summarizing' }));
+  assert.equal(phaseLabel(s.view), 'Summarizing the page');
+  s = receiveEvent(s, event('summarizing', 1, 2, { section: 3, of: 12 }));
+  assert.equal(s.view.phase, 'summarizing');
+  assert.equal(phaseLabel(s.view), 'Summarizing section 3 of 12');
+  s = receiveEvent(s, event('summarizing', 1, 3, { section: null, of: 12 }));
+  assert.equal(phaseLabel(s.view), 'Combining the summaries of 12 sections');
+  s = receiveEvent(s, event('summarizing', 1, 4, { section: 1, of: 1 }));
+  assert.equal(phaseLabel(s.view), 'Summarizing the page');
+  s = receiveEvent(s, event('analyzing', 1, 5));
+  assert.equal(phaseLabel(s.view), 'Analyzing');
+});

@@ -68,6 +68,8 @@ pub enum Purpose {
     Rewrite,
     /// Read the text of a screenshot.
     Transcribe,
+    /// Summarise a section of the page, or combine the section summaries.
+    Summarize,
 }
 
 /// A model call to make.
@@ -131,6 +133,9 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
     let next = state.next.clone().unwrap_or(Next::Reason);
     // A pending question hears the Stop itself (its tool call gets a result first).
     if ctx.stop && !matches!(next, Next::Synthesize { .. } | Next::AwaitInput) {
+        if summarize::stopped(state, ctx, out) {
+            return Action::Continue;
+        }
         if state.phase.is_some() {
             end_phase(state, ctx, StopReason::StopRequested, out);
         } else {
@@ -178,6 +183,7 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         Next::Compact { .. } => compact::plan_compact(state, ctx, quiet, out),
         Next::Reflect { failure } => reflect::plan_reflect(state, ctx, failure, quiet, out),
         Next::Search(run) => search::plan_search(state, ctx, *run, quiet, out),
+        Next::Summarize(run) => summarize::plan_summarize(state, ctx, *run, quiet, out),
     }
 }
 
@@ -312,6 +318,10 @@ fn plan_act(
         }
         return Action::Continue;
     }
+    if summarize::is_summarize_tool(&call.name) {
+        summarize::begin(state, ctx, call, out);
+        return Action::Continue;
+    }
     Action::Tool { call, side_effects }
 }
 
@@ -379,9 +389,10 @@ pub fn after_error(
     if reflect::reflect_failed(state, ctx, err) {
         return None;
     }
-    // A search's and a screenshot's requests are their own (compacting cannot shrink them).
-    let standalone =
-        matches!(state.next, Some(Next::Search(_))) || call.purpose == Purpose::Transcribe;
+    // A search's, a summary's and a screenshot's requests are their own (compacting cannot
+    // shrink them).
+    let standalone = matches!(state.next, Some(Next::Search(_) | Next::Summarize(_)))
+        || call.purpose == Purpose::Transcribe;
     if !standalone && compact::after_too_long(state, ctx, call, err) {
         return None;
     }
@@ -402,7 +413,7 @@ pub fn after_error(
         }
         return Some(policy.backoff_ms(ctx.now, state.attempts, err, state.run_id));
     }
-    if search::model_failed(state, ctx, err, out) {
+    if search::model_failed(state, ctx, err, out) || summarize::model_failed(state, ctx, err, out) {
         return None;
     }
     if call.purpose == Purpose::Transcribe && screenshot::model_failed(state, ctx, err, out) {
@@ -425,6 +436,9 @@ pub fn after_error(
 
 /// Stop was pressed while waiting to retry.
 pub fn stopped_while_waiting(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
+    if summarize::stopped(state, ctx, out) {
+        return;
+    }
     if state.phase.is_some() {
         end_phase(state, ctx, StopReason::StopRequested, out);
     } else {
@@ -434,6 +448,9 @@ pub fn stopped_while_waiting(state: &mut SessionState, ctx: &StepCtx<'_>, out: &
 
 /// Stop was pressed during the call: it was abandoned.
 pub fn interrupted(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
+    if summarize::stopped(state, ctx, out) {
+        return;
+    }
     if state.phase.is_some() {
         end_phase(state, ctx, StopReason::StopRequested, out);
     } else {
@@ -454,7 +471,11 @@ pub fn after_reply(
     state.usage.output += used.output;
     if !matches!(
         call.purpose,
-        Purpose::Compact | Purpose::Grade | Purpose::Rewrite | Purpose::Transcribe
+        Purpose::Compact
+            | Purpose::Grade
+            | Purpose::Rewrite
+            | Purpose::Transcribe
+            | Purpose::Summarize
     ) {
         state.last_prompt_tokens = used.input;
     }
@@ -475,6 +496,7 @@ pub fn after_reply(
         Purpose::Grade => search::grade_reply(state, &reply),
         Purpose::Rewrite => search::rewrite_reply(state, ctx, &reply, out),
         Purpose::Transcribe => screenshot::transcribed(state, ctx, &reply, out),
+        Purpose::Summarize => summarize::summary_reply(state, ctx, &reply, out),
     }
 }
 
@@ -518,6 +540,7 @@ mod reflect;
 mod reply;
 pub mod screenshot;
 pub mod search;
+mod summarize;
 pub mod thought;
 mod tool;
 

@@ -1,0 +1,55 @@
+//! `summarize_page_content`: a summary of the whole page, however long. Its definition
+//! lives here; the engine runs it (`agent::step::summarize`), because it calls the model
+//! once per section in persisted stages (map, then reduce), so its [`TypedTool::call`]
+//! refuses.
+
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, TypedTool};
+
+/// The name of the summary tool.
+pub const SUMMARIZE_PAGE: &str = "summarize_page_content";
+
+/// `summarize_page_content`.
+pub struct SummarizePage;
+
+/// Arguments of `summarize_page_content`: none of its own (only the optional reasoning).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SummarizePageArgs {}
+
+impl TypedTool for SummarizePage {
+    const NAME: &'static str = SUMMARIZE_PAGE;
+    const DESCRIPTION: &'static str =
+        "Summarize the whole page, however long (section by section when needed). Use it for a summary or an overview of the page.";
+    type Args = SummarizePageArgs;
+    type Output = String;
+
+    fn rate_limit(&self) -> RateLimit {
+        RateLimit {
+            per_run: Some(2),
+            per_minute: None,
+        }
+    }
+
+    fn needs_page(&self) -> bool {
+        true
+    }
+
+    fn call<'a>(
+        &'a self,
+        _args: SummarizePageArgs,
+        _ctx: &'a ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
+        async move {
+            Err(ToolError::new(
+                ToolErrorKind::Permission,
+                "the page summary is run by the agent itself",
+            ))
+        }
+        .boxed_local()
+    }
+}
