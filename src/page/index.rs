@@ -142,7 +142,7 @@ impl PageIndex {
 type Fnv = BuildHasherDefault<FnvHasher>;
 
 /// FNV-1a, 64 bits.
-struct FnvHasher(u64);
+pub(super) struct FnvHasher(u64);
 
 impl Default for FnvHasher {
     fn default() -> Self {

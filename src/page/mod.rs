@@ -109,14 +109,13 @@ pub fn index_of(text: &str) -> Rc<PageIndex> {
     })
 }
 
-/// FNV-1a, 64 bits: a fast fingerprint of the page text for [`index_of`].
+/// FNV-1a, 64 bits (the index's own hasher): a fast fingerprint of the page text for
+/// [`index_of`].
 fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
+    use std::hash::Hasher;
+    let mut hasher = index::FnvHasher::default();
+    hasher.write(bytes);
+    hasher.finish()
 }
 
 #[cfg(test)]
