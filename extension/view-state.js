@@ -213,6 +213,8 @@ export function applyEvent(view, event) {
     next.pending_input = null;
   }
   if (TERMINAL.has(event.type)) {
+    // The answer's sources come with it, so its citations link as soon as it shows.
+    if (Array.isArray(event.sources)) next.sources = event.sources;
     Object.assign(next, { status: event.type, phase: null, activity: null, tool: null, draft: '', pending_input: null });
   }
   return next;

@@ -35,10 +35,14 @@ fn all_kinds() -> Vec<EventKind> {
         EventKind::Notice {
             message: "m".into(),
         },
-        EventKind::Stopped { answer: "a".into() },
+        EventKind::Stopped {
+            answer: "a".into(),
+            sources: Vec::new(),
+        },
         EventKind::Completed {
             answer: "a".into(),
             partial: false,
+            sources: Vec::new(),
         },
         EventKind::Failed {
             error: ErrorInfo {
@@ -46,6 +50,7 @@ fn all_kinds() -> Vec<EventKind> {
                 message: "m".into(),
             },
             answer: String::new(),
+            sources: Vec::new(),
         },
         EventKind::AwaitingInput {
             request_id: "1-2-3".into(),
@@ -57,6 +62,7 @@ fn all_kinds() -> Vec<EventKind> {
                 message: "m".into(),
             },
             answer: String::new(),
+            sources: Vec::new(),
         },
         EventKind::Compacting,
         EventKind::Searching {

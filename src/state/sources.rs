@@ -3,47 +3,17 @@
 //! order graded). The sources the final answer cites are kept with the run, beside the
 //! answer, never appended to its text.
 
-use serde::{Deserialize, Serialize};
-
 use super::search::Verdict;
 use super::trajectory::{Hit, Item};
 use super::SessionState;
 use crate::page;
 use crate::tools::{passages_of_call, SUMMARIZE_PAGE};
+pub use crate::types::source::{Source, SourceKind};
 use crate::types::ToolCall;
 
 /// Longest excerpt kept per web source (characters); a page source keeps its passage
 /// whole (at most [`page::PASSAGE_MAX_CHARS`]).
 pub const EXCERPT_CHARS: usize = 200;
-
-/// What a source is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SourceKind {
-    /// A passage of the page (`pN`).
-    Page,
-    /// A web search result (`n`).
-    Web,
-}
-
-/// A source an answer cites.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Source {
-    /// What the answer cites: `p1` for a page passage, `1` for a web result.
-    pub id: String,
-    /// What it is.
-    pub kind: SourceKind,
-    /// Its title.
-    pub title: String,
-    /// Its address.
-    pub url: String,
-    /// A web result's first characters (at most [`EXCERPT_CHARS`]); a passage's text.
-    pub excerpt: String,
-    /// A page passage's first character.
-    pub start: Option<u64>,
-    /// One past a page passage's last character.
-    pub end: Option<u64>,
-}
 
 impl SessionState {
     /// What the page block's passages are chosen for: the selection an explanation is

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::types::error::ErrorInfo;
+use crate::types::source::Source;
 
 /// Token usage as the UI sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -166,6 +167,8 @@ pub enum EventKind {
     Stopped {
         /// The partial answer.
         answer: String,
+        /// The sources it cites.
+        sources: Vec<Source>,
     },
     /// The run ended with an answer.
     Completed {
@@ -173,6 +176,8 @@ pub enum EventKind {
         answer: String,
         /// Whether it is partial (bounds or budget reached).
         partial: bool,
+        /// The sources it cites.
+        sources: Vec<Source>,
     },
     /// The run failed.
     Failed {
@@ -180,6 +185,8 @@ pub enum EventKind {
         error: ErrorInfo,
         /// The best partial answer (may be empty).
         answer: String,
+        /// The sources it cites.
+        sources: Vec<Source>,
     },
     /// The model asked the user a question; the run waits for the answer.
     AwaitingInput {
@@ -194,6 +201,8 @@ pub enum EventKind {
         error: ErrorInfo,
         /// The best partial answer (may be empty).
         answer: String,
+        /// The sources it cites.
+        sources: Vec<Source>,
     },
     /// The older history is being compacted to fit the model's context window.
     Compacting,

@@ -9,6 +9,7 @@ pub mod image;
 pub mod json_text;
 pub mod page;
 pub mod search;
+pub mod source;
 pub mod tokens;
 
 pub use chat::{ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolSpec, Usage};

@@ -254,3 +254,18 @@ test('a page summary says which section it is on, then that it combines them', (
   s = receiveEvent(s, event('analyzing', 1, 5));
   assert.equal(phaseLabel(s.view), 'Analyzing');
 });
+
+test('an answer arrives with its sources: the end event carries them, a new run clears them', () => {
+  const source = { id: 'p1', kind: 'page', title: 'T', url: 'http://x/', excerpt: 'E', start: 0, end: 1 };
+  for (const type of ['completed', 'stopped', 'failed', 'timed_out']) {
+    let s = initialState(SESSION);
+    s = receiveSnapshot(s, snapshot(1, 1));
+    s = receiveEvent(s, event('run_started', 1, 2, { question: 'q' }));
+    assert.deepEqual(s.view.sources, []);
+    s = receiveEvent(s, event(type, 1, 3, { answer: 'A [p1].', sources: [source] }));
+    assert.equal(s.view.status, type);
+    assert.deepEqual(s.view.sources, [source], type);
+    s = receiveEvent(s, event('run_started', 1, 4, { question: 'next' }));
+    assert.deepEqual(s.view.sources, [], type);
+  }
+});

@@ -138,17 +138,31 @@ pub fn finish(
             },
         );
     }
+    // The sources travel with the answer, so a UI never shows it without its citations.
+    let sources = state.sources.clone();
     out.terminal = Some(match (status, error) {
         (RunStatus::Failed, Some(error)) => {
             state.error = Some(error.clone());
-            EventKind::Failed { error, answer }
+            EventKind::Failed {
+                error,
+                answer,
+                sources,
+            }
         }
         (RunStatus::TimedOut, Some(error)) => {
             state.error = Some(error.clone());
-            EventKind::TimedOut { error, answer }
+            EventKind::TimedOut {
+                error,
+                answer,
+                sources,
+            }
         }
-        (RunStatus::Stopped, _) => EventKind::Stopped { answer },
-        _ => EventKind::Completed { answer, partial },
+        (RunStatus::Stopped, _) => EventKind::Stopped { answer, sources },
+        _ => EventKind::Completed {
+            answer,
+            partial,
+            sources,
+        },
     });
 }
 

@@ -1,0 +1,34 @@
+//! A source an answer cites, as the run keeps it and the UI shows it (the terminal events
+//! carry the answer's sources with it, so an answer never shows without them).
+
+use serde::{Deserialize, Serialize};
+
+/// What a source is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// A passage of the page (`pN`).
+    Page,
+    /// A web search result (`n`).
+    Web,
+}
+
+/// A source an answer cites.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// What the answer cites: `p1` for a page passage, `1` for a web result.
+    pub id: String,
+    /// What it is.
+    pub kind: SourceKind,
+    /// Its title.
+    pub title: String,
+    /// Its address.
+    pub url: String,
+    /// A web result's first characters (at most `state::sources::EXCERPT_CHARS`); a
+    /// passage's text.
+    pub excerpt: String,
+    /// A page passage's first character.
+    pub start: Option<u64>,
+    /// One past a page passage's last character.
+    pub end: Option<u64>,
+}
