@@ -8,9 +8,9 @@
 // KL_BENCH_DIST), the only one with a way to panic on purpose (src/web/bench_crash.rs:
 // `bench_panic_soon`, and the tool `bench_panic`); the shipped build has neither.
 //
-// - a panic in a spawned future while a run waits on its model: the message is logged, the
-//   worker (same boot, no restart by Chrome) resumes the run to its answer, and the session
-//   answers a new question (it is not "busy");
+// - a panic in a spawned future while a run waits on its model: the message is logged, a fresh
+//   backend in the same worker (same boot, no restart by Chrome) resumes the run (its model
+//   call is made again) to its answer, and the session answers a new question (not "busy");
 // - a run whose model calls the tool that panics: the worker crashes, and crashes again on
 //   each of two resumes; the third resume fails the run with "KnowledgeLens crashed twice on
 //   this run" and the tool never runs a fourth time; then a new question is answered.
@@ -98,7 +98,12 @@ test('a panic is logged, the run it cut short resumes, and the session takes a n
     timeout: TIMEOUT_MS,
     message: () => `the panic's message on the console\n${kl.recentLogs(20)}`,
   });
-  // The answer to the dead instance's call arrives after the fresh backend resumed the run.
+  // A fresh backend resumed the run: its model call is made again while the dead instance's
+  // is still held (a trap elsewhere can leave the old instance half alive; it is not trusted).
+  await waitUntil(() => llm.chatRequests.filter((r) => tagOf(r.body) === 'held').length === 2, {
+    timeout: TIMEOUT_MS,
+    message: () => `the resumed run's model call\n${kl.recentLogs(20)}`,
+  });
   held.shift().release();
   const ended = await port.waitForEvent(SESSION, ['completed', 'failed', 'stopped'], { from, timeout: TIMEOUT_MS });
   assert.equal(ended.type, 'completed', JSON.stringify(ended));
