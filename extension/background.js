@@ -13,6 +13,8 @@
 //   `explain` and injects the in-page panel (content/panel.js), whose port (PANEL_PORT_NAME) it
 //   accepts only from a tab, passing its requests to `backend.handle_panel`; a tab's session
 //   events also go to that tab while its panel is connected (chrome.tabs.sendMessage).
+// - after a crash (a Rust panic aborts the wasm instance), answers the requests in flight,
+//   resets the instance and starts a fresh backend (see "A crash" below).
 // It keeps no run state: the worker can be stopped at any moment (see the Rust state module).
 
 import { captureSelection } from './capture.js';

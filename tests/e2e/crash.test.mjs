@@ -13,7 +13,10 @@
 //   call is made again) to its answer, and the session answers a new question (not "busy");
 // - a run whose model calls the tool that panics: the worker crashes, and crashes again on
 //   each of two resumes; the third resume fails the run with "KnowledgeLens crashed twice on
-//   this run" and the tool never runs a fourth time; then a new question is answered.
+//   this run" and the tool never runs a fourth time; then a new question is answered;
+// - panics over and over: after 5 resets the worker stops serving (a request is answered
+//   "crashed repeatedly", no alarm is left to wake it), and once Chrome stops it the next
+//   worker starts clean and answers.
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -22,6 +25,8 @@ import {
   REPO_ROOT,
   configureProvider,
   launchExtension,
+  stopServiceWorker,
+  waitForWorkerRunning,
   waitUntil,
   workerBootId,
 } from './support/browser.mjs';
@@ -129,4 +134,28 @@ test('a run that crashes the worker on every resume is failed after two attempts
   assert.equal(again.type, 'completed', JSON.stringify(again));
   assert.equal(again.answer, answerFor('later'));
   assert.equal(crashes(), 3);
+});
+
+test('after repeated crashes the worker stops serving, and the next worker answers', async () => {
+  const boot = await workerBootId(kl.context);
+  for (let i = 1; logsWith('serving nothing').length === 0; i += 1) {
+    assert.ok(i <= 6, `still serving after ${i - 1} more crashes\n${kl.recentLogs(20)}`);
+    const restarts = logsWith('the backend crashed').length;
+    await kl.worker.evaluate((n) => globalThis.__klBench.bench_panic_soon(`e2e: again ${n}`), i);
+    await waitUntil(() => logsWith('the backend crashed').length > restarts, {
+      timeout: TIMEOUT_MS,
+      message: () => `crash ${i} noticed\n${kl.recentLogs(20)}`,
+    });
+  }
+  const refused = await port.request({ type: 'snapshot', session: SESSION });
+  assert.equal(refused.ok, false);
+  assert.match(refused.error.message, /crashed repeatedly/);
+  assert.deepEqual(await kl.worker.evaluate(() => chrome.alarms.getAll()), [], 'nothing keeps it awake');
+
+  await stopServiceWorker(kl.context);
+  port = await openWorkerPort(kl.context);
+  assert.notEqual(await waitForWorkerRunning(kl.context), boot);
+  const again = await askAndWait('Q[fresh] Back?');
+  assert.equal(again.type, 'completed', JSON.stringify(again));
+  assert.equal(again.answer, answerFor('fresh'));
 });
