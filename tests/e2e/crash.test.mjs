@@ -90,7 +90,7 @@ async function askAndWait(question) {
   return port.waitForEvent(SESSION, ['completed', 'failed', 'stopped'], { from, timeout: TIMEOUT_MS });
 }
 
-test('a panic is logged, the run it cut short resumes, and the session takes a new question', async () => {
+test('a panic is logged, the run it cut short resumes, and the session takes a new question', async (t) => {
   const boot = await workerBootId(kl.context);
   toHold.add('held');
   const from = (await port.events(SESSION)).length;
@@ -98,6 +98,7 @@ test('a panic is logged, the run it cut short resumes, and the session takes a n
   assert.equal(asked.ok, true, JSON.stringify(asked));
   await waitUntil(() => held.find((h) => h.tag === 'held'), { timeout: TIMEOUT_MS, message: 'the held request' });
 
+  const panicAt = Date.now();
   await kl.worker.evaluate(() => globalThis.__klBench.bench_panic_soon('e2e: a test panic'));
   await waitUntil(() => logsWith('KnowledgeLens crashed: e2e: a test panic').length === 1, {
     timeout: TIMEOUT_MS,
@@ -109,6 +110,8 @@ test('a panic is logged, the run it cut short resumes, and the session takes a n
     timeout: TIMEOUT_MS,
     message: () => `the resumed run's model call\n${kl.recentLogs(20)}`,
   });
+  const resumed = llm.chatRequests.filter((r) => tagOf(r.body) === 'held')[1];
+  t.diagnostic(`from the panic to the resumed run's model call: ${resumed.at - panicAt} ms`);
   held.shift().release();
   const ended = await port.waitForEvent(SESSION, ['completed', 'failed', 'stopped'], { from, timeout: TIMEOUT_MS });
   assert.equal(ended.type, 'completed', JSON.stringify(ended));
