@@ -13,11 +13,13 @@
 //   `explain` and injects the in-page panel (content/panel.js), whose port (PANEL_PORT_NAME) it
 //   accepts only from a tab, passing its requests to `backend.handle_panel`; a tab's session
 //   events also go to that tab while its panel is connected (chrome.tabs.sendMessage).
+// - after a crash (a Rust panic aborts the wasm instance), answers the requests in flight,
+//   resets the instance and starts a fresh backend (see "A crash" below).
 // It keeps no run state: the worker can be stopped at any moment (see the Rust state module).
 
 import { captureSelection } from './capture.js';
 import { MAX_STEPS_DEFAULT, PANEL_PORT_NAME, PORT_NAME, REQUESTS } from './protocol.gen.js';
-import init, { Backend } from './wasm/knowledgelens.js';
+import init, { Backend, __wbg_reset_state } from './wasm/knowledgelens.js';
 
 /** Lets tests tell two boots of the worker apart. Not used by the product. */
 globalThis.__klBootId = crypto.randomUUID();
@@ -50,9 +52,63 @@ function emit(message) {
   }
 }
 
-/** Resolves to the started Backend; every listener awaits it. */
-const ready = init().then(() => Backend.start(emit));
+/** Resolves to the started Backend; every listener awaits it (a new one after a crash). */
+let ready = init().then(() => Backend.start(emit));
 ready.catch((err) => console.error('KnowledgeLens: the backend failed to start:', err));
+
+// ---- A crash: a Rust panic aborts the wasm instance (its hook has logged the message). ----
+// The trap (a WebAssembly.RuntimeError) reaches the `error` and `unhandledrejection`
+// listeners (a trap in a spawned future surfaces only there). Requests in flight are answered
+// with an error (the dead instance never settles them), the instance is reset (the glue is
+// built with wasm-bindgen's --experimental-reset-state-function) and a fresh backend starts,
+// resuming the runs that were going on (one that keeps crashing it is failed: see
+// src/state/mod.rs, MAX_DRIVE_ATTEMPTS). After MAX_RESTARTS resets this worker stops serving:
+// requests are answered "restarting", the keep-alive alarm goes, Chrome stops the idle worker
+// and the next event starts a clean one.
+const MAX_RESTARTS = 5;
+const CRASHED = 'KnowledgeLens crashed while handling this and has restarted: try again.';
+let restarts = 0;
+let recovering = false;
+const crashSignal = () => { let fire; const promise = new Promise((resolve) => { fire = resolve; }); return { promise, fire }; };
+let crash = crashSignal();
+
+/** `promise`, or a rejection when the backend crashes first. */
+function unlessCrashed(promise) {
+  return Promise.race([promise, crash.promise.then(() => { throw new Error(CRASHED); })]);
+}
+
+function crashed(trap) {
+  if (recovering) return;
+  recovering = true;
+  console.error('KnowledgeLens: the backend crashed; restarting it:', trap);
+  const fired = crash;
+  crash = crashSignal();
+  fired.fire();
+  setTimeout(restart, 0); // once the trap has unwound
+}
+
+function restart() {
+  recovering = false;
+  // The keep-alive alarm is the extension's only alarm: a fresh backend sets it again.
+  const cleared = chrome.alarms.clearAll().catch(() => {});
+  if (restarts >= MAX_RESTARTS) {
+    console.error(`KnowledgeLens: crashed ${restarts + 1} times; serving nothing until Chrome restarts this worker.`);
+    ready = Promise.reject(new Error('KnowledgeLens crashed repeatedly and is restarting: try again in a minute.'));
+    ready.catch(() => {});
+    return;
+  }
+  restarts += 1;
+  __wbg_reset_state();
+  ready = cleared.then(() => Backend.start(emit));
+  ready.catch((err) => console.error('KnowledgeLens: the backend failed to restart:', err));
+}
+
+self.addEventListener('error', (event) => {
+  if (event.error instanceof WebAssembly.RuntimeError) crashed(event.error);
+});
+self.addEventListener('unhandledrejection', (event) => {
+  if (event.reason instanceof WebAssembly.RuntimeError) crashed(event.reason);
+});
 
 function errorMessage(err) {
   if (err instanceof Error) return err.message || err.name;
@@ -65,7 +121,7 @@ async function handleRequest(port, request) {
   let envelope;
   try {
     const backend = await ready;
-    envelope = await backend.handle(request, port.sender);
+    envelope = await unlessCrashed(backend.handle(request, port.sender));
   } catch (err) {
     console.error('KnowledgeLens: request failed:', request?.type, err);
     envelope = { id, ok: false, error: { kind: 'internal', message: errorMessage(err) } };
@@ -91,7 +147,7 @@ function acceptPanel(port) {
   port.onMessage.addListener((request) => {
     const id = request && typeof request === 'object' ? request.id ?? null : null;
     ready
-      .then((backend) => backend.handle_panel(request, port.sender))
+      .then((backend) => unlessCrashed(backend.handle_panel(request, port.sender)))
       .catch((err) => ({ id, ok: false, error: { kind: 'internal', message: errorMessage(err) } }))
       .then((envelope) => post(port, envelope));
   });
@@ -222,7 +278,7 @@ async function explainFromTab(tabId, source) {
     max_steps: MAX_STEPS_DEFAULT,
     selection: captured.selection,
   };
-  const envelope = await backend.handle(request, SELF);
+  const envelope = await unlessCrashed(backend.handle(request, SELF));
   if (!envelope?.ok) return fail(envelope?.error ?? { kind: 'internal', message: 'The request failed.' });
   try {
     await injectPanel(tabId);

@@ -74,7 +74,7 @@ wasm_opt_flags=(-Oz --enable-bulk-memory --enable-nontrapping-float-to-int --ena
   --enable-mutable-globals --enable-reference-types --enable-multivalue
   --strip-debug --strip-producers --strip-target-features)
 # Bump when the recipe below changes, so old stamps do not match.
-recipe="3 ${wasm_opt_flags[*]} ${features[*]}"
+recipe="4 ${wasm_opt_flags[*]} ${features[*]}"
 
 # A hash of everything the wasm depends on: sources, manifests, tool versions, this recipe.
 inputs_hash() {
@@ -91,8 +91,9 @@ inputs_hash() {
   } | sha256sum | cut -d' ' -f1
 }
 
-# Instantiates the glue + wasm in Node with the glue's own imports (initSync). A wasm-opt that
-# mangles wasm-bindgen's externref table produces a module that fails exactly here.
+# Instantiates the glue + wasm in Node with the glue's own imports (initSync), then once more
+# with __wbg_reset_state (what the worker does after a panic). A wasm-opt that mangles
+# wasm-bindgen's externref table produces a module that fails exactly here.
 check_wasm_loads() {
   local glue=$1 wasm=$2 tmp
   tmp=$(mktemp -d)
@@ -104,6 +105,8 @@ check_wasm_loads() {
     const { pathToFileURL } = await import("node:url");
     const m = await import(pathToFileURL(glue).href);
     m.initSync({ module: readFileSync(wasm) });
+    if (typeof m.__wbg_reset_state !== "function") throw new Error("the glue has no __wbg_reset_state");
+    m.__wbg_reset_state();
     const names = Object.keys(m).filter((k) => k !== "default" && k !== "initSync");
     console.log("wasm loads in Node; glue exports: " + names.join(", "));
   ' "$tmp/glue.mjs" "$wasm" >&2; then
@@ -121,8 +124,10 @@ build_wasm() {
   mkdir -p "$target_dir"
   tmp=$(mktemp -d "$target_dir/knowledgelens-wasm.XXXXXX")
   cleanup+=("$tmp")
-  kl_run wasm-bindgen --target web --no-typescript --out-dir "$tmp" --out-name knowledgelens \
-    "$wasm_in"
+  # --experimental-reset-state-function: the glue exports __wbg_reset_state, with which the
+  # service worker replaces an instance a panic aborted (extension/background.js).
+  kl_run wasm-bindgen --target web --no-typescript --experimental-reset-state-function \
+    --out-dir "$tmp" --out-name knowledgelens "$wasm_in"
   raw=$(kl_size "$tmp/knowledgelens_bg.wasm")
   kl_run "$wasm_opt" "${wasm_opt_flags[@]}" -o "$tmp/opt.wasm" "$tmp/knowledgelens_bg.wasm"
   mv "$tmp/opt.wasm" "$tmp/knowledgelens_bg.wasm"

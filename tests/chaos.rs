@@ -31,6 +31,12 @@
 //! the earlier turns. A compaction cut off more often than `max_retries` is done without
 //! the model (it never ends a run), so with many cuts only its summary may differ.
 //!
+//! A worker stopped `MAX_DRIVE_ATTEMPTS` (2) times in a row after it counted its drive of
+//! the run and before the run's next save looks like a worker that crashes on the run: the
+//! next worker fails it as "crashed twice" (checked exactly: only then, and with a prefix of
+//! the uninterrupted trajectory). That takes three cuts in a row in one short stretch (a
+//! tool run or a search), since every save resets the count.
+//!
 //! A model call cut off in flight counts as an attempt, so a phase cut more than
 //! `max_retries` (3) times gives up: with up to 3 cuts a run always completes; with more it
 //! completes or fails as "interrupted", and then its trajectory is a prefix of the
@@ -568,6 +574,9 @@ struct Chaos {
     side_effect_cut: bool,
     /// Sets the store had applied when each cut landed.
     sets_at_cut: Vec<usize>,
+    /// Whether a cut landed when the run had been driven `MAX_DRIVE_ATTEMPTS` times since
+    /// its last completed transition (the next worker fails it as crashed twice).
+    crash_loop_cut: bool,
 }
 
 impl Chaos {
@@ -578,6 +587,7 @@ impl Chaos {
             cuts,
             side_effect_cut: false,
             sets_at_cut: Vec::new(),
+            crash_loop_cut: false,
         }
     }
 }
@@ -590,6 +600,7 @@ fn run_with_cuts(kind: Kind, cuts: &[usize]) -> Chaos {
     let mut chaos_cuts = 0;
     let mut side_effect_cut = false;
     let mut sets_at_cut = Vec::new();
+    let mut crash_loop_cut = false;
     let mut finished = false;
     for &polls in cuts {
         if poll_times(run.as_mut(), polls).is_some() {
@@ -603,6 +614,8 @@ fn run_with_cuts(kind: Kind, cuts: &[usize]) -> Chaos {
         if let Some(head) = world.head() {
             side_effect_cut |= head.status == RunStatus::Running
                 && matches!(&head.next, Some(Next::Act { call, started: true }) if call.name == "send_note");
+            crash_loop_cut |= head.status == RunStatus::Running
+                && head.drive_attempts >= state::MAX_DRIVE_ATTEMPTS;
         }
         run = world.restart();
     }
@@ -615,6 +628,7 @@ fn run_with_cuts(kind: Kind, cuts: &[usize]) -> Chaos {
         cuts: chaos_cuts,
         side_effect_cut,
         sets_at_cut,
+        crash_loop_cut,
     }
 }
 
@@ -922,19 +936,41 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
         outcome.fallbacks(),
         chaos.cuts
     );
-    assert_no_lost_or_duplicated_step(&outcome, context);
-    if outcome.status == RunStatus::Failed && may_give_up {
-        assert_eq!(outcome.error.as_deref(), Some("interrupted"), "{context}");
+    // A run whose worker was stopped MAX_DRIVE_ATTEMPTS times in a row before it completed
+    // a transition is taken for one that crashes the worker: failed, never driven again, with
+    // its trajectory as it was (a call in progress keeps no result) and the error last.
+    let crashed = stored
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message == state::CRASHED_TWICE);
+    assert_eq!(
+        crashed, chaos.crash_loop_cut,
+        "{context}: failed as crashed"
+    );
+    let mut before_crash = outcome.clone();
+    if crashed {
         assert!(
-            chaos.cuts > RunConfig::default().max_retries as usize,
-            "{context}: gave up after only {} cuts",
-            chaos.cuts
+            matches!(before_crash.trajectory.pop(), Some((_, Item::Error { .. }))),
+            "{context}: the crash is recorded last"
         );
+    }
+    assert_no_lost_or_duplicated_step(&before_crash, context);
+    if outcome.status == RunStatus::Failed && (may_give_up || crashed) {
+        if crashed {
+            assert_eq!(outcome.error.as_deref(), Some("internal"), "{context}");
+        } else {
+            assert_eq!(outcome.error.as_deref(), Some("interrupted"), "{context}");
+            assert!(
+                chaos.cuts > RunConfig::default().max_retries as usize,
+                "{context}: gave up after only {} cuts",
+                chaos.cuts
+            );
+        }
         // The best answer so far may be recorded last; before it, nothing but the
         // uninterrupted run's own entries, in order.
         // (A compaction cut too often was done without the model: its result aside.)
         // (So is a search whose grading or rewrite was cut too often: its entries aside.)
-        let mut kept = outcome
+        let mut kept = before_crash
             .clone()
             .summary_aside()
             .search_aside()

@@ -188,6 +188,7 @@ impl<'a> Engine<'a> {
                 state.rev += 1;
             }
         }
+        self.begin_drive(cell).await;
         let mut quiet = false;
         loop {
             let mut out = Out::default();
@@ -238,18 +239,46 @@ impl<'a> Engine<'a> {
                     });
                 }
             }
-            let terminal = out.terminal.take();
-            if terminal.is_some() {
-                // Its seq is saved with the final state, so a snapshot of that state is as
-                // new as the event.
-                cell.borrow_mut().seq += 1;
+            self.complete_transition(cell, &mut out).await;
+        }
+    }
+
+    /// Never twice: counts this drive in the saved state before doing anything else, so a
+    /// worker that crashes on the run (a panic aborts it mid-drive) leaves the count behind.
+    /// A run found with [`state::MAX_DRIVE_ATTEMPTS`] drives and no completed transition
+    /// since fails with [`state::CRASHED_TWICE`] instead of being driven again.
+    async fn begin_drive(&self, cell: &RefCell<SessionState>) {
+        let crashed = {
+            let mut state = cell.borrow_mut();
+            if state.drive_attempts >= state::MAX_DRIVE_ATTEMPTS {
+                true
+            } else {
+                state.drive_attempts += 1;
+                false
             }
-            self.persist(cell).await;
-            if let Some(kind) = terminal {
-                let mut state = cell.borrow_mut();
-                state.seq -= 1;
-                self.emit_all(&mut state, vec![kind]);
-            }
+        };
+        if !crashed {
+            return self.save(cell).await;
+        }
+        crate::ports::log("a run that crashed the worker twice was failed instead of resumed");
+        let mut out = Out::default();
+        self.transition(cell, &mut out, step::crashed);
+        self.complete_transition(cell, &mut out).await;
+    }
+
+    /// Saves a completed transition, then sends its terminal event, if it has one.
+    async fn complete_transition(&self, cell: &RefCell<SessionState>, out: &mut Out) {
+        let terminal = out.terminal.take();
+        if terminal.is_some() {
+            // Its seq is saved with the final state, so a snapshot of that state is as new
+            // as the event.
+            cell.borrow_mut().seq += 1;
+        }
+        self.persist(cell).await;
+        if let Some(kind) = terminal {
+            let mut state = cell.borrow_mut();
+            state.seq -= 1;
+            self.emit_all(&mut state, vec![kind]);
         }
     }
 
@@ -441,9 +470,16 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Saves a transition: the run got somewhere, so its count of drives that got nowhere
+    /// goes back to 0 (see [`Engine::begin_drive`]).
+    async fn persist(&self, cell: &RefCell<SessionState>) {
+        cell.borrow_mut().drive_attempts = 0;
+        self.save(cell).await;
+    }
+
     /// Saves the state (raising its revision), making room when storage is full. A failing
     /// store never stops the run: it goes on in memory and the user is warned once.
-    async fn persist(&self, cell: &RefCell<SessionState>) {
+    async fn save(&self, cell: &RefCell<SessionState>) {
         {
             let mut state = cell.borrow_mut();
             state.updated_at = self.clock.now_ms();

@@ -58,6 +58,28 @@ fn busy() -> ApiError {
     )
 }
 
+/// Takes a run out of the registry if its future goes without reaching its end (dropped,
+/// or unwound by a panic), so its session never answers "busy" for a run that is gone. The
+/// normal end defuses it and calls `Service::end`, which also deletes a closed tab's session.
+struct Leave {
+    service: Option<Rc<Service>>,
+    key: SessionKey,
+}
+
+impl Leave {
+    fn defuse(mut self) {
+        self.service = None;
+    }
+}
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        if let Some(service) = self.service.take() {
+            service.registry.finish(self.key);
+        }
+    }
+}
+
 /// A session as read from storage, and the notice to show when it had to start afresh.
 pub(super) struct Loaded {
     pub state: SessionState,
@@ -280,6 +302,10 @@ impl Service {
             });
         }
         let shared = self.registry.attach(&claim, state);
+        let leave = Leave {
+            service: Some(self.clone()),
+            key: claim.key,
+        };
         async move {
             // The provider as configured now (a resumed run uses the current settings; the
             // run's bounds and budget come from its own snapshot).
@@ -302,6 +328,7 @@ impl Service {
             .with_search(search.as_deref())
             .with_capture(self.ports.capture.as_ref());
             engine.drive_shared(&shared).await;
+            leave.defuse();
             self.end(claim.key).await;
         }
         .boxed_local()

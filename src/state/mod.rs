@@ -32,6 +32,15 @@ fn is_zero_u32(n: &u32) -> bool {
 /// Most answers to `request_input` a session keeps for the grounding.
 pub const MAX_KEPT_ANSWERS: usize = 10;
 
+/// Drives of one run in a row that may end without a completed transition (a worker that
+/// crashed, or was stopped, before the run's next save) before the run is failed with
+/// [`CRASHED_TWICE`] instead of being resumed once more: a state that makes the worker crash
+/// is never driven in a loop.
+pub const MAX_DRIVE_ATTEMPTS: u32 = 2;
+
+/// The error of a run failed after [`MAX_DRIVE_ATTEMPTS`] drives that got nowhere.
+pub const CRASHED_TWICE: &str = "KnowledgeLens crashed twice on this run, so it was stopped instead of being resumed again. Ask again to retry; if it happens again, export the session (Steps) and report it.";
+
 /// The schema version written by this build.
 pub const SCHEMA_VERSION: u32 = 3;
 
@@ -336,6 +345,12 @@ pub struct SessionState {
     /// estimate, so the retry is never the same request). 0: no refusal.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub overflow_limit: u64,
+    /// Drives of the run begun since its last completed transition (see
+    /// [`MAX_DRIVE_ATTEMPTS`]): raised and saved before a worker drives the run, back to 0
+    /// with every save after a transition. A run found at the limit crashed that many times
+    /// without getting anywhere, and is failed instead of being resumed again.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub drive_attempts: u32,
     /// Reflections on failed actions and error counts of this session's runs.
     #[serde(default, skip_serializing_if = "memory::EpisodicMemory::is_empty")]
     pub memory: memory::EpisodicMemory,
@@ -385,6 +400,7 @@ impl SessionState {
             compaction: None,
             kept_answers: Vec::new(),
             overflow_limit: 0,
+            drive_attempts: 0,
             memory: memory::EpisodicMemory::default(),
             saved: Saved::default(),
         }

@@ -37,6 +37,14 @@ pub fn entry_key(session: &str, run_id: u32, index: usize) -> String {
     format!("traj:{session}:{run_id}:{index}")
 }
 
+/// Most trajectory entries a head record may list. A run has at most
+/// [`super::config::RunConfig::MAX_STEPS_LIMIT`] (20) steps, each of one reply of at most
+/// [`crate::agent::step::MAX_CALLS_PER_REPLY`] (5) calls with their results, errors and retries,
+/// reflections and its search or page-summary entries: a few hundred entries. The count comes
+/// from storage and sizes the list of keys read with the head, so a record listing more than
+/// this is treated as corrupted (quarantined, with a notice) instead of being believed.
+pub const MAX_ENTRIES: usize = 10_000;
+
 /// The head record: the state without its trajectory and page text, which are stored once
 /// each under their own keys.
 #[derive(Serialize, Deserialize)]
@@ -86,6 +94,12 @@ pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
     check_version(text)?;
     let head: Head<SessionState> =
         serde_json::from_str(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    if head.entries > MAX_ENTRIES {
+        return Err(StateError::Corrupted(format!(
+            "it lists {} trajectory entries, more than a run can have ({MAX_ENTRIES})",
+            head.entries
+        )));
+    }
     if head.state.version != head.version {
         return Err(StateError::Corrupted("version mismatch".into()));
     }
@@ -405,8 +419,12 @@ pub fn compact_trajectory(state: &mut SessionState) -> bool {
 /// Storage key prefix under which corrupted records are kept for export.
 pub const QUARANTINE_PREFIX: &str = "quarantine:";
 
+/// Quarantined records kept: older ones are removed when a record is set aside.
+pub const MAX_QUARANTINED: usize = 5;
+
 /// Moves a corrupted session record aside (under `quarantine:<session>:<ms>`) and removes
-/// the session's keys, so a fresh session can start. Returns the quarantine key.
+/// the session's keys, so a fresh session can start; only the newest [`MAX_QUARANTINED`]
+/// quarantined records are kept. Returns the quarantine key.
 pub async fn quarantine(
     store: &dyn StateStore,
     session: &str,
@@ -416,5 +434,32 @@ pub async fn quarantine(
     let key = format!("{QUARANTINE_PREFIX}{session}:{now_ms}");
     store.set(vec![(key.clone(), raw)]).await?;
     delete_session(store, session).await?;
+    prune_quarantine(store).await;
     Ok(key)
+}
+
+/// The time (ms) a quarantine key was written, from its last `:`-separated part.
+fn quarantined_at(key: &str) -> u64 {
+    key.rsplit(':')
+        .next()
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Removes all but the newest [`MAX_QUARANTINED`] quarantined records. Best effort: a
+/// leftover is only space, so a failure is logged.
+async fn prune_quarantine(store: &dyn StateStore) {
+    let mut keys = match store.keys(QUARANTINE_PREFIX).await {
+        Ok(keys) => keys,
+        Err(err) => return log_store_error("listing quarantined records", &err),
+    };
+    if keys.len() <= MAX_QUARANTINED {
+        return;
+    }
+    // Newest first (ties by key, so the order is total).
+    keys.sort_by(|a, b| quarantined_at(b).cmp(&quarantined_at(a)).then(b.cmp(a)));
+    let old = keys.split_off(MAX_QUARANTINED);
+    if let Err(err) = store.remove(old).await {
+        log_store_error("removing old quarantined records", &err);
+    }
 }

@@ -227,6 +227,7 @@ impl Backend {
     /// was interrupted when the worker stopped, both at once (they are independent, and a
     /// worker's start-up is on the user's critical path). `emit` receives every event.
     pub async fn start(emit: Function) -> Result<Backend, JsValue> {
+        super::crash::install_panic_hook();
         crate::ports::set_logger(|message| {
             web_sys::console::warn_1(&format!("KnowledgeLens: {message}").into());
         });
@@ -250,11 +251,11 @@ impl Backend {
             ),
             capture: Rc::new(super::capture::ChromeCapture),
         };
-        let service = Service::with_notifier(
-            ports,
-            crate::tools::ToolBox::builtin(),
-            Rc::new(ChromeNotifier),
-        );
+        let tools = crate::tools::ToolBox::builtin();
+        // The benchmark build's tool that panics (tests/e2e/crash.test.mjs); never shipped.
+        #[cfg(feature = "bench")]
+        let tools = tools.with(Box::new(super::bench_crash::PanicTool));
+        let service = Service::with_notifier(ports, tools, Rc::new(ChromeNotifier));
         let keepalive = Rc::new(Cell::new(false));
         let (_restricted, runs) = futures::future::join(restrict, service.resume_all()).await;
         if !runs.is_empty() {

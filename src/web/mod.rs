@@ -6,9 +6,12 @@
 pub mod api;
 #[cfg(feature = "bench")]
 pub mod bench;
+#[cfg(feature = "bench")]
+pub mod bench_crash;
 pub mod builtin;
 pub mod capture;
 pub mod clock;
+pub mod crash;
 pub mod events;
 pub mod http;
 pub mod interop;

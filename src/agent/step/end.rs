@@ -224,3 +224,33 @@ pub fn best_answer(state: &SessionState) -> String {
         })
         .unwrap_or_default()
 }
+
+/// The run was driven [`crate::state::MAX_DRIVE_ATTEMPTS`] times in a row without a
+/// completed transition (each worker crashed, or was stopped, first): it fails with what it
+/// has. It does as little as it can, because the state is suspect: no prompt, no citation
+/// clean-up, nothing that could trip over the same data again.
+pub fn crashed(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
+    let error = ErrorInfo::new(RunErrorKind::Internal, crate::state::CRASHED_TWICE);
+    state.status = RunStatus::Failed;
+    state.next = None;
+    state.attempts = 0;
+    state.queued_calls.clear();
+    state.pending_input = None;
+    state.partial = true;
+    state.ended_at = Some(ctx.now);
+    state.draft.clear();
+    state.error = Some(error.clone());
+    record(
+        state,
+        ctx,
+        Item::Error {
+            error: error.clone(),
+            retrying: false,
+        },
+    );
+    out.terminal = Some(EventKind::Failed {
+        error,
+        answer: state.answer.clone(),
+        sources: state.sources.clone(),
+    });
+}

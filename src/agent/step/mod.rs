@@ -544,7 +544,7 @@ mod summarize;
 pub mod thought;
 mod tool;
 
-pub use end::{best_answer, finish, halt};
+pub use end::{best_answer, crashed, finish, halt};
 use end::{complete, end_phase, fail_phase};
 use reply::{check_warning, observe_reply, phase_reply, reason_reply, synthesis_reply};
 pub use tool::tool_done;
