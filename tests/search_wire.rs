@@ -650,6 +650,7 @@ impl HttpClient for Unreachable {
     fn send(&self, _request: HttpRequest) -> LocalBoxFuture<'_, Result<HttpResponse, HttpError>> {
         future::ready(Err(HttpError {
             message: "Failed to fetch".into(),
+            ..Default::default()
         }))
         .boxed_local()
     }
@@ -692,6 +693,7 @@ impl HttpBody for BrokenBody {
     fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, HttpError>> {
         future::ready(Err(HttpError {
             message: "network error".into(),
+            ..Default::default()
         }))
         .boxed_local()
     }
