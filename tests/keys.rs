@@ -61,7 +61,15 @@ impl HttpClient for Server {
             .expect("unexpected HTTP request");
         future::ready(next.map(|(status, body)| HttpResponse {
             status,
-            headers: vec![("content-type".into(), "application/json".into())],
+            // A body of SSE events is a stream; anything else one JSON document.
+            headers: vec![(
+                "content-type".into(),
+                if body.starts_with("data:") {
+                    "text/event-stream".into()
+                } else {
+                    "application/json".into()
+                },
+            )],
             body: Box::new(Body(Some(body.into_bytes()))),
         }))
         .boxed_local()
@@ -419,4 +427,45 @@ fn a_protected_store_saves_the_key() {
     assert!(saved["data"].get("notice").is_none(), "{saved}");
     let got = call(&h, json!({"id": 2, "type": "get_settings"}));
     assert_eq!(got["data"]["api_key"], KEY);
+}
+
+#[test]
+fn a_key_streamed_in_pieces_never_shows_in_the_draft() {
+    // OpenAI's streamed chunks (https://platform.openai.com/docs/api-reference/chat-streaming):
+    // the key cut into three deltas, each shorter than the pieces the scrub looks for.
+    let deltas = ["Your key is ", &KEY[..11], &KEY[11..22], &KEY[22..], "."];
+    let mut body: String = deltas
+        .iter()
+        .map(|d| {
+            format!(
+                "data: {}\n\n",
+                json!({"choices": [{"index": 0, "delta": {"content": d}}]})
+            )
+        })
+        .collect();
+    body.push_str("data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"stop\"}]}\n\ndata: [DONE]\n\n");
+    let h = harness(vec![Ok((200, body))]);
+    store_settings(&h, openai("https://api.example.com/v1"));
+    call(
+        &h,
+        json!({"id": 1, "type": "ask", "session": "popup", "question": "q"}),
+    );
+    let snap = call(&h, json!({"id": 2, "type": "snapshot", "session": "popup"}));
+    assert_eq!(
+        snap["data"]["answer"],
+        format!("Your key is {KEY_MARK}."),
+        "{snap}"
+    );
+    let draft: String = h
+        .sink
+        .events
+        .borrow()
+        .iter()
+        .map(|e| serde_json::to_value(e).expect("event"))
+        .filter(|e| e["event"]["type"] == "answer_delta")
+        .map(|e| e["event"]["text"].as_str().expect("text").to_string())
+        .collect();
+    assert_eq!(draft, format!("Your key is {KEY_MARK}."));
+    let export = call(&h, json!({"id": 3, "type": "export", "session": "popup"}));
+    assert_key_nowhere(&h, &export);
 }

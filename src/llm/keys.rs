@@ -178,16 +178,65 @@ pub(crate) fn complete_scrubbed<'a>(
 ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
     async move {
         let key = client.config().api_key.clone();
-        let mut scrubbed_delta = |delta: &str| on_delta(&scrub(delta, &key));
-        match client
+        let mut stream = DeltaScrub::new(&key);
+        let mut scrubbed_delta = |delta: &str| {
+            if let Some(text) = stream.push(delta) {
+                on_delta(&text);
+            }
+        };
+        let result = client
             .complete_unscrubbed(request, &mut scrubbed_delta)
-            .await
-        {
+            .await;
+        if let Some(rest) = stream.finish() {
+            on_delta(&rest);
+        }
+        match result {
             Ok(reply) => Ok(scrub_response(reply, &key)),
             Err(err) => Err(scrub_error(err, &key)),
         }
     }
     .boxed_local()
+}
+
+/// Scrubs streamed text whose pieces may cut the key anywhere: the end of the text that
+/// could be the start of the key (or of a piece of it) is held back until the next delta
+/// shows what it is.
+pub struct DeltaScrub<'k> {
+    key: &'k str,
+    held: String,
+}
+
+impl<'k> DeltaScrub<'k> {
+    /// A scrubber for `key`.
+    pub fn new(key: &'k str) -> Self {
+        Self {
+            key: key.trim(),
+            held: String::new(),
+        }
+    }
+
+    /// Takes one delta; returns the text that is safe to show now, if any.
+    pub fn push(&mut self, delta: &str) -> Option<String> {
+        if self.key.chars().count() < MIN_KEY {
+            return (!delta.is_empty()).then(|| delta.to_string());
+        }
+        self.held.push_str(delta);
+        // The longest end of the text that is part of the key: it may go on as the key.
+        let keep = self
+            .held
+            .char_indices()
+            .map(|(i, _)| i)
+            .find(|&i| self.key.contains(&self.held[i..]))
+            .unwrap_or(self.held.len());
+        let ready = scrub(&self.held[..keep], self.key);
+        self.held.drain(..keep);
+        (!ready.is_empty()).then_some(ready)
+    }
+
+    /// The text still held back, scrubbed, at the end of the stream.
+    pub fn finish(self) -> Option<String> {
+        (!self.held.is_empty()).then(|| scrub(&self.held, self.key))
+    }
 }
 
 #[cfg(test)]
@@ -281,8 +330,65 @@ mod tests {
         assert_eq!(scrub("a b c", ""), "a b c");
     }
 
+    fn streamed(pieces: &[&str], key: &str) -> String {
+        let mut stream = DeltaScrub::new(key);
+        let mut out: String = pieces.iter().filter_map(|p| stream.push(p)).collect();
+        out.extend(stream.finish());
+        out
+    }
+
+    #[test]
+    fn streamed_text_hides_a_key_cut_across_deltas() {
+        let key = "sk-proj-Abc123Def456Ghi789";
+        assert_eq!(
+            streamed(
+                &["Your key is sk-pr", "oj-Abc123", "Def456Ghi789, ok."],
+                key
+            ),
+            "Your key is [key], ok."
+        );
+        // Ordinary text is passed on as it comes, apart from a few letters at most.
+        let mut stream = DeltaScrub::new(key);
+        assert_eq!(stream.push("Hello there, "), Some("Hello there, ".into()));
+        assert_eq!(streamed(&["plain ", "words"], ""), "plain words");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+        /// However a text with the key is cut into deltas, the key never shows, and the
+        /// deltas add up to the scrubbed text.
+        #[test]
+        fn no_delta_cut_shows_the_key(
+            key in "[A-Za-z0-9_-]{12,40}",
+            before in "[ a-z.é]{0,30}",
+            after in "[ a-z.é]{0,30}",
+            cuts in proptest::collection::vec(0usize..120, 0..8),
+        ) {
+            let text = format!("{before}{key}{after}");
+            let mut bounds: Vec<usize> = cuts
+                .into_iter()
+                .map(|c| c.min(text.len()))
+                .filter(|&c| text.is_char_boundary(c))
+                .collect();
+            bounds.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut start = 0;
+            for b in bounds {
+                pieces.push(&text[start..b]);
+                start = b;
+            }
+            pieces.push(&text[start..]);
+            let mut stream = DeltaScrub::new(&key);
+            let mut shown = String::new();
+            for piece in pieces {
+                if let Some(out) = stream.push(piece) {
+                    prop_assert!(!out.contains(key.as_str()));
+                    shown.push_str(&out);
+                }
+            }
+            shown.extend(stream.finish());
+            prop_assert_eq!(shown, scrub(&text, &key));
+        }
         /// However the key is embedded, no piece of 12 or more of its characters survives,
         /// and text without any piece of it is unchanged.
         #[test]
