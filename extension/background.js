@@ -18,6 +18,7 @@
 // It keeps no run state: the worker can be stopped at any moment (see the Rust state module).
 
 import { captureSelection } from './capture.js';
+import { isOwnExtensionPage } from './senders.js';
 import { MAX_STEPS_DEFAULT, PANEL_PORT_NAME, PORT_NAME, REQUESTS } from './protocol.gen.js';
 import init, { Backend, __wbg_reset_state } from './wasm/knowledgelens.js';
 
@@ -158,7 +159,8 @@ chrome.runtime.onConnect.addListener((port) => {
     acceptPanel(port);
     return;
   }
-  if (port.name !== PORT_NAME) {
+  // Only this extension's pages may hear every session's events (never a content script).
+  if (port.name !== PORT_NAME || !isOwnExtensionPage(port.sender, chrome.runtime)) {
     port.disconnect();
     return;
   }

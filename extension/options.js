@@ -332,6 +332,17 @@ function isLoopback(url) {
   return url.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '127.0.0.1');
 }
 
+/** Hosts that are this computer: localhost (and its subdomains), 127.0.0.0/8, ::1. */
+function isLoopbackHost(hostname) {
+  return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** Whether `key` would go over plain http:// to another computer (the backend refuses it). */
+function keyInClear(url, key) {
+  return Boolean(key) && url.protocol === 'http:' && !isLoopbackHost(url.hostname);
+}
+
 /** A friendly message for an unusable Base URL, or null. The backend validates again. */
 function urlProblem(text) {
   const example = PROVIDERS[shown].baseUrl;
@@ -419,7 +430,9 @@ async function settingsFromForm({ requirePermission }) {
   const origins = [];
   if (http) {
     const url = new URL(fields.base_url);
-    if (!isLoopback(url)) origins.push(`${url.origin}/*`);
+    // A key over plain http:// to another computer is refused by the backend (which says
+    // why): no permission is asked for a server that will not be used.
+    if (!isLoopback(url) && !keyInClear(url, fields.api_key)) origins.push(`${url.origin}/*`);
   }
   // Saving turns the search provider on: its origin is asked for with the model's.
   const searchOrigin = requirePermission ? searchPermission(search) : null;
@@ -500,9 +513,12 @@ async function save() {
   saveButton.disabled = true;
   setStatus('Saving…');
   try {
-    fill(await connection.request(REQUESTS.SAVE_SETTINGS, { settings }));
+    const saved = await connection.request(REQUESTS.SAVE_SETTINGS, { settings });
+    fill(saved);
     markInvalid(null);
-    setStatus('Saved.', 'ok');
+    // A Chrome that cannot keep keys from content scripts: saved without them, and said so.
+    if (saved.notice) setStatus(saved.notice, 'error');
+    else setStatus('Saved.', 'ok');
     void refreshModels();
   } catch (err) {
     // The backend names the setting it refused; point at that field when it is one we show.
@@ -684,13 +700,29 @@ async function testSearch() {
   searchCheck.section.dataset.checks = String(searchChecksDone);
 }
 
-/** Fills the Model list from the server, quietly: a server that cannot list is fine. */
+/**
+ * Fills the Model list from the server, quietly: a server that cannot list is fine. Called
+ * only on load (the saved settings), after Save and after a connection test that worked, never
+ * while typing: the typed key must not go to a half-typed address. Nothing is sent to a server
+ * the extension has no host permission for.
+ */
 let modelsAsked = 0;
 async function refreshModels() {
   const which = shown;
   const fields = typedFields();
   if (which === 'chrome_builtin' || urlProblem(fields.base_url)) return;
+  const url = new URL(fields.base_url);
+  if (keyInClear(url, fields.api_key)) return;
   const ticket = ++modelsAsked;
+  if (!isLoopback(url)) {
+    let allowed = false;
+    try {
+      allowed = await chrome.permissions.contains({ origins: [`${url.origin}/*`] });
+    } catch {
+      allowed = false;
+    }
+    if (!allowed) return;
+  }
   try {
     const settings = { ...current, provider: which, ...fields, context_window: 0 };
     const result = await connection.request(REQUESTS.LIST_MODELS, { settings });
@@ -750,9 +782,7 @@ provider.addEventListener('change', () => {
   drafts[shown] = { ...typedFields() };
   showProvider(provider.value);
   clearCheck();
-  void refreshModels();
 });
-for (const input of [baseUrl, apiKey]) input.addEventListener('change', () => void refreshModels());
 testButton.addEventListener('click', () => void testConnection());
 searchProvider.addEventListener('change', () => {
   showSearchProvider();

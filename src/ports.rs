@@ -260,6 +260,14 @@ impl ScreenCapture for NoCapture {
     }
 }
 
+/// The headers that carry a secret ([`HttpRequest::carries_key`]).
+pub const KEY_HEADERS: [&str; 4] = [
+    "authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "x-subscription-token",
+];
+
 /// One HTTP request, as the core builds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpRequest {
@@ -285,6 +293,18 @@ impl HttpRequest {
             headers: all,
             body: Some(body),
         }
+    }
+
+    /// Whether the request carries a secret in a header (`Authorization`, Anthropic's
+    /// `x-api-key`, Gemini's `x-goog-api-key`, Brave's `x-subscription-token`). Such a
+    /// request must not follow redirects: `fetch` drops only `Authorization` when a redirect
+    /// leaves the origin, and would send the others on.
+    pub fn carries_key(&self) -> bool {
+        self.headers.iter().any(|(name, _)| {
+            KEY_HEADERS
+                .iter()
+                .any(|key| name.trim().eq_ignore_ascii_case(key))
+        })
     }
 
     /// A `GET` of `url`.
@@ -325,11 +345,14 @@ pub trait HttpBody {
 }
 
 /// A transport failure (no HTTP status was received, or the body broke off).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct HttpError {
     /// What happened, as the platform reported it.
     pub message: String,
+    /// The server answered a request that carries a key ([`HttpRequest::carries_key`])
+    /// with a redirect, which was not followed.
+    pub redirected: bool,
 }
 
 /// Sends HTTP requests (`fetch` in the extension).

@@ -249,6 +249,7 @@ fn connection_failure_is_a_network_error_naming_the_url() {
     let http = Rc::new(ScriptedHttp::default());
     http.replies.borrow_mut().push_back(Err(HttpError {
         message: "Failed to fetch".into(),
+        ..Default::default()
     }));
     let err = futures::executor::block_on(client(http).complete(&request(false), &mut |_| {}))
         .expect_err("error");

@@ -218,7 +218,10 @@ impl HttpClient for Peer {
                 headers: vec![("content-type".into(), "application/json".into())],
                 body: Box::new(Body(Some(body.into_bytes()))),
             }),
-            Err(message) => Err(HttpError { message }),
+            Err(message) => Err(HttpError {
+                message,
+                ..Default::default()
+            }),
         })
         .boxed_local()
     }

@@ -632,6 +632,35 @@ fn tavily_error_statuses() {
     assert_eq!(err.detail.as_deref(), Some("502 Bad Gateway"));
 }
 
+#[test]
+fn a_server_echoing_the_search_key_never_shows_it() {
+    let key = "tvly-dev-Q1w2E3r4T5y6U7i8";
+    // Tavily's error body: {"detail": {"error": "..."}} (https://docs.tavily.com/documentation/api-reference/endpoint/search).
+    let body =
+        format!(r#"{{"detail": {{"error": "Unauthorized: missing or invalid API key {key}."}}}}"#);
+    let (_http, outcome) = answered(
+        config(SearchProvider::Tavily, "", key),
+        "x",
+        &[(401, &body)],
+    );
+    let err = outcome.expect_err("401");
+    let shown = format!("{} {:?}", err.message, err.detail);
+    assert!(!shown.contains(key), "{shown}");
+    assert!(shown.contains("[key]"), "{shown}");
+    // Results that quote the key do not carry it on either.
+    let results = format!(
+        r#"{{"query": "x", "results": [{{"title": "Key {key}", "url": "https://example.com/?k={key}", "content": "{key}", "score": 0.9}}]}}"#
+    );
+    let (_http, outcome) = answered(
+        config(SearchProvider::Tavily, "", key),
+        "x",
+        &[(200, &results)],
+    );
+    let results = outcome.expect("results");
+    assert_eq!(results.len(), 1);
+    assert!(!format!("{results:?}").contains(key), "{results:?}");
+}
+
 // --- Transport ---------------------------------------------------------------------------
 
 /// A server that never answers.
@@ -650,6 +679,7 @@ impl HttpClient for Unreachable {
     fn send(&self, _request: HttpRequest) -> LocalBoxFuture<'_, Result<HttpResponse, HttpError>> {
         future::ready(Err(HttpError {
             message: "Failed to fetch".into(),
+            ..Default::default()
         }))
         .boxed_local()
     }
@@ -692,6 +722,7 @@ impl HttpBody for BrokenBody {
     fn next_chunk(&mut self) -> LocalBoxFuture<'_, Result<Option<Vec<u8>>, HttpError>> {
         future::ready(Err(HttpError {
             message: "network error".into(),
+            ..Default::default()
         }))
         .boxed_local()
     }

@@ -75,10 +75,12 @@ fn install_fetch(script: &str) {
         const script = {script};
         globalThis.__requests = [];
         globalThis.fetch = async (request) => {{
-          globalThis.__requests.push({{ url: request.url, method: request.method, body: await request.clone().text(), auth: request.headers.get('authorization') }});
+          globalThis.__requests.push({{ url: request.url, method: request.method, body: await request.clone().text(), auth: request.headers.get('authorization'), redirect: request.redirect }});
           const next = script.shift();
           if (!next) throw new TypeError('Failed to fetch');
           if (next.reject) throw new TypeError(next.reject);
+          // What fetch gives for a redirect under redirect: "manual" (an opaque redirect).
+          if (next.redirect) return Object.defineProperty(new Response(null), 'type', {{ value: 'opaqueredirect' }});
           const enc = new TextEncoder();
           const stream = new ReadableStream({{ start(c) {{ for (const ch of next.chunks) c.enqueue(enc.encode(ch)); c.close(); }} }});
           return new Response(stream, {{ status: next.status, headers: {{ 'content-type': next.type }} }});
@@ -421,4 +423,80 @@ async fn the_panel_handler_reads_the_senders_tab_and_refuses_the_rest() {
         );
         assert_eq!(get(&reply, &["id"]).as_f64(), Some(2.0));
     }
+}
+
+#[wasm_bindgen_test]
+async fn keyed_requests_do_not_follow_redirects() {
+    install_fetch(&format!(
+        "[{{ redirect: true }}, {}]",
+        &sse_script()[1..sse_script().len() - 1]
+    ));
+    let keyed = HttpLlm::new(
+        Rc::new(FetchHttp),
+        Rc::new(JsClock),
+        Box::new(OpenAiWire::new(config())),
+    );
+    let err = keyed
+        .complete(&request(), &mut |_| {})
+        .await
+        .expect_err("a redirect");
+    assert_eq!(err.kind, LlmErrorKind::Config);
+    assert!(
+        err.message.contains("answered with a redirect"),
+        "{}",
+        err.message
+    );
+    let keyless = HttpLlm::new(
+        Rc::new(FetchHttp),
+        Rc::new(JsClock),
+        Box::new(OpenAiWire::new(ProviderConfig::openai(
+            "http://127.0.0.1:1/v1",
+            "m",
+            "",
+        ))),
+    );
+    keyless
+        .complete(&request(), &mut |_| {})
+        .await
+        .expect("answer");
+    let sent = js_sys::Array::from(&requests());
+    assert_eq!(
+        get(&sent.get(0), &["redirect"]).as_string().as_deref(),
+        Some("manual")
+    );
+    assert_eq!(
+        get(&sent.get(1), &["redirect"]).as_string().as_deref(),
+        Some("follow")
+    );
+}
+
+/// Saves settings with keys through a started backend; returns the reply's data and the
+/// stored record.
+async fn save_with_keys() -> (JsValue, String) {
+    let emit = Function::new_no_args("");
+    let backend = Backend::start(emit).await.expect("start");
+    let saved = handle(&backend, r#"{"id": 1, "type": "save_settings", "settings": {"base_url": "https://api.example.com/v1", "model": "m", "api_key": "sk-wasm-secret"}}"#).await;
+    assert_eq!(get(&saved, &["ok"]).as_bool(), Some(true));
+    let stored = js_sys::eval("globalThis.chrome.storage.local.data.get('settings')")
+        .expect("eval")
+        .as_string()
+        .expect("stored");
+    (get(&saved, &["data"]), stored)
+}
+
+#[wasm_bindgen_test]
+async fn keys_are_stored_only_once_the_store_is_restricted() {
+    install_chrome();
+    let (data, stored) = save_with_keys().await;
+    assert!(get(&data, &["notice"]).is_undefined());
+    assert!(stored.contains("sk-wasm-secret"));
+    // A Chrome whose local area cannot be restricted: everything but the key is saved.
+    install_chrome();
+    js_sys::eval("globalThis.chrome.storage.local.setAccessLevel = async () => { throw new Error('Access level is not supported for this storage area'); }")
+        .expect("eval");
+    let (data, stored) = save_with_keys().await;
+    let notice = get(&data, &["notice"]).as_string().expect("notice");
+    assert!(notice.contains("except the API keys"), "{notice}");
+    assert!(!stored.contains("sk-wasm-secret"), "{stored}");
+    assert!(stored.contains("https://api.example.com/v1"), "{stored}");
 }

@@ -102,6 +102,9 @@ pub fn config_error(config: &ProviderConfig, need_model: bool) -> Option<LlmErro
             config.provider.label()
         ));
     }
+    if let Some(refused) = super::keys::insecure_key_error(config) {
+        return Some(refused);
+    }
     if need_model && config.provider.uses_http() && config.model.trim().is_empty() {
         let example = match config.provider {
             Provider::Ollama | Provider::OpenaiCompatible if is_ollama(config) => {
@@ -163,7 +166,9 @@ pub fn http_error(
     kind: LlmErrorKind,
     detail: Option<String>,
 ) -> LlmError {
+    // The key is scrubbed before the cut, so no piece of it survives at the end.
     let detail = detail
+        .map(|d| super::keys::scrub(&d, &config.api_key))
         .map(|d| d.trim().chars().take(300).collect::<String>())
         .filter(|d| !d.is_empty());
     let said = detail
@@ -370,6 +375,17 @@ pub fn diagnose(config: &ProviderConfig, err: &LlmError, ctx: &DoctorContext) ->
         detail: err.detail.clone(),
     };
     match err.kind {
+        LlmErrorKind::Config if super::keys::insecure_key_error(config).is_some() => {
+            d.problem = Problem::Config;
+            d.steps = super::keys::insecure_key_steps(config);
+        }
+        LlmErrorKind::Config if *err == super::keys::redirect_error(config) => {
+            d.problem = Problem::Config;
+            d.steps = vec![
+                "Open the Base URL in a browser tab to see where it leads, and set that address as the Base URL.".into(),
+                "Then click Test connection again.".into(),
+            ];
+        }
         LlmErrorKind::Config => {
             d.problem = Problem::Config;
             d.steps

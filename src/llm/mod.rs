@@ -5,6 +5,7 @@ pub mod anthropic;
 pub mod builtin;
 pub mod doctor;
 pub mod gemini;
+pub mod keys;
 pub mod ollama;
 pub mod openai;
 pub mod prices;

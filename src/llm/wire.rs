@@ -316,6 +316,9 @@ impl HttpLlm {
     }
 
     fn network(&self, e: &HttpError) -> LlmError {
+        if e.redirected {
+            return super::keys::redirect_error(self.config());
+        }
         doctor::network_error(self.config(), &e.message)
     }
 
@@ -447,8 +450,10 @@ impl HttpLlm {
     }
 }
 
-impl LlmClient for HttpLlm {
-    fn complete<'a>(
+impl HttpLlm {
+    /// One chat call, with what the server says passed on as it is: callers use
+    /// [`LlmClient::complete`], which scrubs the key from it ([`super::keys::scrub`]).
+    pub(crate) fn complete_unscrubbed<'a>(
         &'a self,
         request: &'a ChatRequest,
         on_delta: &'a mut dyn FnMut(&str),
@@ -484,6 +489,16 @@ impl LlmClient for HttpLlm {
             }
         }
         .boxed_local()
+    }
+}
+
+impl LlmClient for HttpLlm {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        super::keys::complete_scrubbed(self, request, on_delta)
     }
 }
 

@@ -41,7 +41,8 @@ pub struct ExportReply {
     pub json: String,
 }
 
-/// `get_settings`: the settings, whether any were saved, and why a saved record was not used.
+/// `get_settings` and `save_settings`: the settings, whether any were saved, and why a saved
+/// record was not used (`get_settings`) or why the API keys were left out (`save_settings`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SettingsReply {
     /// The settings in effect (the defaults when none are saved or usable).
@@ -192,10 +193,8 @@ pub enum Response {
     Answer(AnswerReply),
     /// `export`.
     Export(ExportReply),
-    /// `get_settings`.
+    /// `get_settings`, `save_settings`.
     Settings(Box<SettingsReply>),
-    /// `save_settings`.
-    Saved(Box<Settings>),
     /// `test_connection`.
     Connection(Box<ConnectionReply>),
     /// `list_models`.
@@ -233,7 +232,6 @@ response_from! {
     AnswerReply => |v| Self::Answer(v);
     ExportReply => |v| Self::Export(v);
     SettingsReply => |v| Self::Settings(Box::new(v));
-    Settings => |v| Self::Saved(Box::new(v));
     ConnectionReply => |v| Self::Connection(Box::new(v));
     ModelsReply => |v| Self::Models(v);
     SearchCheckReply => |v| Self::SearchCheck(Box::new(v));

@@ -8,6 +8,7 @@ use futures::future::{self, Either, LocalBoxFuture};
 use futures::FutureExt;
 
 use super::{brave, searxng, tavily, wikipedia, SearchConfig, SearchFactory, SearchProvider};
+use crate::llm::keys::scrub;
 use crate::ports::{
     read_body_to_string, Clock, HttpClient, HttpRequest, SearchClient, SearchQuery,
 };
@@ -152,12 +153,34 @@ impl HttpSearch {
     }
 }
 
+/// What a search server says reaches the run through here, with the Search API key
+/// scrubbed from it (results and errors alike; see [`crate::llm::keys::scrub`]).
 impl SearchClient for HttpSearch {
     fn search<'a>(
         &'a self,
         query: &'a SearchQuery,
     ) -> LocalBoxFuture<'a, Result<Vec<SearchResult>, SearchError>> {
-        self.run(query).boxed_local()
+        async move {
+            let key = self.config.api_key.as_str();
+            let clean = |text: String| scrub(&text, key);
+            match self.run(query).await {
+                Ok(results) => Ok(results
+                    .into_iter()
+                    .map(|r| SearchResult {
+                        title: clean(r.title),
+                        url: clean(r.url),
+                        snippet: clean(r.snippet),
+                        content: clean(r.content),
+                    })
+                    .collect()),
+                Err(mut err) => {
+                    err.message = clean(err.message);
+                    err.detail = err.detail.map(clean);
+                    Err(err)
+                }
+            }
+        }
+        .boxed_local()
     }
 }
 

@@ -99,6 +99,9 @@ pub struct Service {
     tools: ToolBox,
     registry: Registry,
     attention: Rc<Attention>,
+    /// Whether stored settings are out of content scripts' reach (the extension restricted
+    /// `chrome.storage.local` to trusted contexts); API keys are saved only then.
+    keys_protected: std::cell::Cell<bool>,
 }
 
 impl Service {
@@ -125,7 +128,14 @@ impl Service {
             tools,
             registry: Registry::default(),
             attention,
+            keys_protected: std::cell::Cell::new(true),
         })
+    }
+
+    /// Says whether the settings store is out of content scripts' reach (true until told
+    /// otherwise). While it is not, `save_settings` saves everything but the API keys.
+    pub fn set_keys_protected(&self, protected: bool) {
+        self.keys_protected.set(protected);
     }
 
     /// Handles one request; a started run comes back as a future to spawn.

@@ -2,10 +2,27 @@
 //! used), save (validated and normalized), and whether a model is set up at all.
 
 use super::Service;
-use crate::llm::doctor;
+use crate::llm::provider::origin_of;
+use crate::llm::{doctor, keys};
 use crate::protocol::reply::{SearchOfferReply, SettingsReply};
 use crate::protocol::{ApiError, ApiErrorKind, SearchOfferAnswer};
 use crate::settings::{Settings, WebSearch, SETTINGS_KEY};
+
+/// Why a save left the API keys out.
+pub const UNPROTECTED_KEYS: &str = "Saved, except the API keys: this version of Chrome could not restrict the extension's storage to its own pages (chrome.storage.local.setAccessLevel failed), so a stored key could be read by scripts the extension runs in web pages. Update Chrome to store keys, or use a provider that needs none.";
+
+/// Clears every API key in `settings` (the model's, each provider profile's, the search
+/// provider's); true when there was one.
+fn strip_keys(settings: &mut Settings) -> bool {
+    let mut had = !settings.api_key.is_empty() || !settings.search_api_key.is_empty();
+    settings.api_key.clear();
+    settings.search_api_key.clear();
+    for profile in settings.profiles.values_mut() {
+        had |= !profile.api_key.is_empty();
+        profile.api_key.clear();
+    }
+    had
+}
 
 impl Service {
     pub(super) async fn get_settings(&self) -> Result<SettingsReply, ApiError> {
@@ -24,15 +41,39 @@ impl Service {
         })
     }
 
-    pub(super) async fn save_settings(&self, settings: Settings) -> Result<Settings, ApiError> {
+    /// Saves `settings`, refusing a model key that would travel in clear text. API keys are
+    /// left out (and the reply's notice says why) while the store is not out of content
+    /// scripts' reach.
+    pub(super) async fn save_settings(
+        &self,
+        settings: Settings,
+    ) -> Result<SettingsReply, ApiError> {
         let mut settings = settings.validated()?;
+        if settings.provider.uses_http()
+            && keys::key_in_clear(&settings.base_url, &settings.api_key)
+        {
+            let origin = origin_of(&settings.base_url).unwrap_or_default();
+            return Err(ApiError::new(
+                ApiErrorKind::InvalidSettings,
+                keys::insecure_key_message(&origin, "API key"),
+            ));
+        }
         // Search chosen in Options answers the popup's offer as well.
         settings.search_offered |= settings.search_provider != WebSearch::Off;
+        let notice = if self.keys_protected.get() {
+            None
+        } else {
+            strip_keys(&mut settings).then(|| UNPROTECTED_KEYS.to_string())
+        };
         settings
             .save(self.ports.settings.as_ref())
             .await
             .map_err(|e| ApiError::storage("save the settings", e))?;
-        Ok(settings)
+        Ok(SettingsReply {
+            settings,
+            configured: true,
+            notice,
+        })
     }
 
     /// The answer to the popup's offer to search the web: saved, so the offer is not made

@@ -232,9 +232,11 @@ impl Backend {
             web_sys::console::warn_1(&format!("KnowledgeLens: {message}").into());
         });
         let restrict = |area: Area| async move {
-            if let Err(err) = ChromeStore::new(area).restrict_to_trusted_contexts().await {
+            let restricted = ChromeStore::new(area).restrict_to_trusted_contexts().await;
+            if let Err(err) = &restricted {
                 web_sys::console::warn_1(&format!("KnowledgeLens: could not restrict storage.{area:?} to trusted contexts: {err}").into());
             }
+            restricted.is_ok()
         };
         let restrict = futures::future::join(restrict(Area::Session), restrict(Area::Local));
         let ports = Ports {
@@ -257,7 +259,10 @@ impl Backend {
         let tools = tools.with(Box::new(super::bench_crash::PanicTool));
         let service = Service::with_notifier(ports, tools, Rc::new(ChromeNotifier));
         let keepalive = Rc::new(Cell::new(false));
-        let (_restricted, runs) = futures::future::join(restrict, service.resume_all()).await;
+        let ((_, local_restricted), runs) =
+            futures::future::join(restrict, service.resume_all()).await;
+        // API keys are stored only where content scripts cannot read them.
+        service.set_keys_protected(local_restricted);
         if !runs.is_empty() {
             for run in runs {
                 spawn_local(run);

@@ -1,6 +1,9 @@
 //! [`FetchHttp`]: an [`HttpClient`] on the global `fetch` (no `window` in a service worker),
 //! reading bodies chunk by chunk from the response's `ReadableStream`. A request whose
-//! future is dropped (a timeout) is aborted.
+//! future is dropped (a timeout) is aborted. A request that carries a key
+//! ([`HttpRequest::carries_key`]) never follows a redirect: it is sent with
+//! `redirect: "manual"` (like `"error"`, nothing is sent to the new address, but the
+//! redirect is told apart from a network failure, so the error can name it).
 
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
@@ -37,6 +40,7 @@ impl Drop for AbortOnDrop {
 fn http_error(value: JsValue) -> HttpError {
     HttpError {
         message: JsError::from(value).message,
+        redirected: false,
     }
 }
 
@@ -53,6 +57,10 @@ async fn send(request: HttpRequest) -> Result<HttpResponse, HttpError> {
     }
     let controller = AbortController::new().map_err(http_error)?;
     init.set_signal(Some(&controller.signal()));
+    let keyed = request.carries_key();
+    if keyed {
+        Reflect::set(&init, &"redirect".into(), &"manual".into()).map_err(http_error)?;
+    }
     let mut guard = AbortOnDrop(Some(controller));
     let js_request = Request::new_with_str_and_init(&request.url, &init).map_err(http_error)?;
     let promise = global_fetch(&js_request).map_err(http_error)?;
@@ -61,6 +69,13 @@ async fn send(request: HttpRequest) -> Result<HttpResponse, HttpError> {
         .map_err(http_error)?
         .dyn_into()
         .map_err(http_error)?;
+    let kind = Reflect::get(&response, &"type".into()).ok();
+    if keyed && kind.and_then(|k| k.as_string()).as_deref() == Some("opaqueredirect") {
+        return Err(HttpError {
+            message: "the server answered with a redirect, which was not followed".into(),
+            redirected: true,
+        });
+    }
     let mut header_pairs = Vec::new();
     if let Ok(Some(iter)) = js_sys::try_iter(&response.headers()) {
         for entry in iter.flatten() {

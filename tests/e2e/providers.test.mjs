@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
-  configureProvider, launchExtension, openPopup, screenshot, tabIdOf, waitUntil,
+  configureProvider, launchExtension, openPopup, runConnectionCheck, screenshot, tabIdOf, waitUntil,
 } from './support/browser.mjs';
 import { startScriptedOllama } from './support/ollama-server.mjs';
 import { startScriptedOpenAI } from './support/openai-server.mjs';
@@ -62,26 +62,6 @@ async function fillProvider(page, { provider, baseUrl, model, apiKey = '' }) {
   if (provider !== 'chrome_builtin') await page.getByLabel('API key', { exact: true }).fill(apiKey);
 }
 
-/** Clicks Test connection and returns what the "Connection check" region shows. */
-async function testConnection(page) {
-  const status = page.getByRole('status');
-  const section = page.locator('#check');
-  const before = Number((await section.getAttribute('data-checks')) ?? 0);
-  await page.getByRole('button', { name: 'Test connection' }).click();
-  await waitUntil(
-    async () => Number((await section.getAttribute('data-checks')) ?? 0) > before,
-    { timeout: 60_000, message: 'the connection test to finish' },
-  );
-  const region = page.getByRole('region', { name: 'Connection check' });
-  return {
-    status: (await status.textContent()).trim(),
-    result: await region.getAttribute('data-result'),
-    text: (await region.textContent()).replace(/\s+/g, ' ').trim(),
-    buttons: await region.getByRole('button').evaluateAll((nodes) =>
-      nodes.filter((n) => !n.closest('[hidden]') && !n.hidden).map((n) => n.textContent.trim())),
-  };
-}
-
 test('a fresh install shows the setup card, which opens Options with the chosen provider', async () => {
   const popup = await popupForFixture();
   const card = popup.getByRole('region', { name: 'Connect a model' });
@@ -105,7 +85,7 @@ test('Ollama (native API): Test connection succeeds, the model list fills, and a
   const page = await optionsPage();
   await fillProvider(page, { provider: 'ollama', baseUrl: ollama.baseUrl, model: 'llama3.2' });
   ollama.script({ content: 'OK' });
-  const check = await testConnection(page);
+  const check = await runConnectionCheck(page);
   assert.equal(check.result, 'ok', JSON.stringify(check));
   assert.match(check.text, /Connected in [\d,]+ ms\. The model replied: “OK”/, check.text);
   const chat = ollama.chatRequests.at(-1);
@@ -139,7 +119,7 @@ test('Ollama (native API): Test connection succeeds, the model list fills, and a
 test("Ollama's 403 to extension origins is explained with OLLAMA_ORIGINS for this extension", async () => {
   const page = await optionsPage();
   await fillProvider(page, { provider: 'ollama', baseUrl: locked.baseUrl, model: 'llama3.2' });
-  const check = await testConnection(page);
+  const check = await runConnectionCheck(page);
   assert.equal(check.result, 'ollama_origin', JSON.stringify(check));
   const origin = `chrome-extension://${kl.extId}`;
   assert.ok(check.text.includes(`OLLAMA_ORIGINS=${origin} ollama serve`), check.text);
@@ -153,14 +133,14 @@ test("Ollama's 403 to extension origins is explained with OLLAMA_ORIGINS for thi
 test('a 404 for a missing Ollama model suggests the nearest model the server has', async () => {
   const page = await optionsPage();
   await fillProvider(page, { provider: 'ollama', baseUrl: ollama.baseUrl, model: 'llama3' });
-  const check = await testConnection(page);
+  const check = await runConnectionCheck(page);
   assert.equal(check.result, 'not_found', JSON.stringify(check));
   assert.deepEqual(check.buttons, ['Use llama3.2:latest'], JSON.stringify(check));
   assert.match(check.text, /has no model named "llama3"/);
   await page.getByRole('button', { name: 'Use llama3.2:latest' }).click();
   assert.equal(await page.getByRole('combobox', { name: 'Model' }).inputValue(), 'llama3.2:latest');
   ollama.script({ content: 'OK' });
-  assert.equal((await testConnection(page)).result, 'ok');
+  assert.equal((await runConnectionCheck(page)).result, 'ok');
   await page.close();
 });
 
@@ -168,7 +148,7 @@ test('a refused port says nothing is listening there', async () => {
   const port = await closedPort();
   const page = await optionsPage();
   await fillProvider(page, { provider: 'openai_compatible', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' });
-  const check = await testConnection(page);
+  const check = await runConnectionCheck(page);
   assert.equal(check.result, 'unreachable', JSON.stringify(check));
   assert.ok(check.text.includes(`Nothing answered at http://127.0.0.1:${port}`), check.text);
   assert.ok(check.text.includes(`listening on port ${port}`), check.text);
@@ -179,14 +159,14 @@ test('OpenAI-compatible: a 401 points at the key; a working key connects and ans
   const page = await optionsPage();
   await fillProvider(page, { provider: 'openai_compatible', baseUrl: openai.baseUrl, model: 'scripted-model', apiKey: 'sk-wrong' });
   openai.script({ status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error' } } });
-  let check = await testConnection(page);
+  let check = await runConnectionCheck(page);
   assert.equal(check.result, 'auth', JSON.stringify(check));
   assert.match(check.text, /API key was rejected \(HTTP 401\)/);
   assert.match(check.text, /The server said: Incorrect API key provided\./);
 
   await page.getByLabel('API key', { exact: true }).fill(SECRET);
   openai.script({ content: 'OK' });
-  check = await testConnection(page);
+  check = await runConnectionCheck(page);
   assert.equal(check.result, 'ok', JSON.stringify(check));
   assert.equal(openai.chatRequests.at(-1).headers.authorization, `Bearer ${SECRET}`);
   await page.close();
@@ -207,7 +187,7 @@ test("Chrome's built-in model: unavailable here, and the doctor says what it nee
   const page = await optionsPage();
   await fillProvider(page, { provider: 'chrome_builtin' });
   assert.equal(await page.getByRole('textbox', { name: 'Base URL', exact: true }).isVisible(), false);
-  const check = await testConnection(page);
+  const check = await runConnectionCheck(page);
   assert.equal(check.result, 'builtin_unavailable', JSON.stringify(check));
   assert.match(check.text, /Chrome 138|22 GB|download/, check.text);
   await screenshot(page, 'options-builtin-unavailable.png');

@@ -319,6 +319,26 @@ export async function openOptions(context, extId) {
   return page;
 }
 
+/** Clicks Test connection and returns what the "Connection check" region shows. */
+export async function runConnectionCheck(page) {
+  const status = page.getByRole('status');
+  const section = page.locator('#check');
+  const before = Number((await section.getAttribute('data-checks')) ?? 0);
+  await page.getByRole('button', { name: 'Test connection' }).click();
+  await waitUntil(
+    async () => Number((await section.getAttribute('data-checks')) ?? 0) > before,
+    { timeout: 60_000, message: 'the connection test to finish' },
+  );
+  const region = page.getByRole('region', { name: 'Connection check' });
+  return {
+    status: (await status.textContent()).trim(),
+    result: await region.getAttribute('data-result'),
+    text: (await region.textContent()).replace(/\s+/g, ' ').trim(),
+    buttons: await region.getByRole('button').evaluateAll((nodes) =>
+      nodes.filter((n) => !n.closest('[hidden]') && !n.hidden).map((n) => n.textContent.trim())),
+  };
+}
+
 /** Clicks "Test search" in Options and returns the text of the "Search check" region once it has a result. */
 export async function runSearchCheck(page) {
   const region = page.locator('#search-check');
