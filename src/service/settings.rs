@@ -5,7 +5,15 @@ use super::Service;
 use crate::llm::doctor;
 use crate::protocol::reply::{SearchOfferReply, SettingsReply};
 use crate::protocol::{ApiError, ApiErrorKind, SearchOfferAnswer};
-use crate::settings::{Settings, WebSearch, SETTINGS_KEY};
+use crate::settings::{Settings, SettingsError, WebSearch, DEFAULT_BASE_URL, SETTINGS_KEY};
+
+/// The popup's words for saved settings that cannot be used.
+pub(super) fn settings_notice(problem: &SettingsError) -> String {
+    format!(
+        "{}, so questions go to the default model server ({DEFAULT_BASE_URL}) instead of the one you chose. Open Options to check the provider and save the settings again.",
+        doctor::capitalized(&problem.to_string())
+    )
+}
 
 impl Service {
     pub(super) async fn get_settings(&self) -> Result<SettingsReply, ApiError> {
@@ -22,6 +30,16 @@ impl Service {
                 )
             }),
         })
+    }
+
+    /// What the popup says when the saved settings cannot be used: runs then go to the
+    /// default model server, which the user did not choose. `None` when they are fine, none
+    /// are saved, or storage cannot be read (a run's own error then says so).
+    pub(super) async fn settings_notice(&self) -> Option<String> {
+        let (_, _, problem) = Settings::load_checked(self.ports.settings.as_ref())
+            .await
+            .ok()?;
+        problem.map(|p| settings_notice(&p))
     }
 
     pub(super) async fn save_settings(&self, settings: Settings) -> Result<Settings, ApiError> {
