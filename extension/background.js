@@ -194,8 +194,8 @@ chrome.runtime.onStartup.addListener(wake);
 // Alarms exist to wake a stopped worker during a long run; the wake itself is the work.
 chrome.alarms.onAlarm.addListener(wake);
 
-// A closed tab's session is deleted (once its run, if any, has ended). No "tabs" permission
-// is needed for this event.
+// A closed tab's run, if any, is stopped, and its session deleted once the run has stopped.
+// No "tabs" permission is needed for this event.
 chrome.tabs.onRemoved.addListener((tabId) => {
   ready
     .then((backend) => backend.tab_closed(tabId))

@@ -14,7 +14,7 @@
 import { Connection } from './messaging.js';
 import {
   CONTEXT_WINDOW, DEFAULT_SETTINGS, PRICE_PER_MILLION, PROVIDERS as PROVIDER_DEFAULTS, REQUESTS,
-  COMPACT_AT, READING_LEVELS, SEARCH_PROVIDERS, TOKEN_BUDGET,
+  COMPACT_AT, INPUT_ANSWER_TIMEOUT, READING_LEVELS, SEARCH_PROVIDERS, TOKEN_BUDGET,
 } from './protocol.gen.js';
 
 /** How each provider's fields are explained (its defaults come from protocol.gen.js). */
@@ -106,6 +106,7 @@ const contextWindow = $('context-window');
 const tokenBudget = $('token-budget');
 const compactAt = $('compact-at');
 const readingLevel = $('reading-level');
+const answerTimeout = $('answer-timeout');
 /** The price inputs, by the settings' field names. */
 const priceInputs = {
   input: $('price-input'),
@@ -151,7 +152,7 @@ function setStatus(text, kind = 'info') {
 /** Marks `input` (or no field, with null) as the one the current error is about. */
 function markInvalid(input) {
   for (const field of [baseUrl, model, apiKey, contextWindow, ...Object.values(priceInputs), tokenBudget, compactAt,
-    searchBaseUrl, searchApiKey]) {
+    answerTimeout, searchBaseUrl, searchApiKey]) {
     if (field === input) field.setAttribute('aria-invalid', 'true');
     else field.removeAttribute('aria-invalid');
   }
@@ -246,6 +247,7 @@ function fill(settings) {
   showProvider(current.provider in PROVIDERS ? current.provider : DEFAULTS.provider);
   tokenBudget.value = String(current.token_budget ?? DEFAULTS.token_budget);
   compactAt.value = String(current.compact_at_percent ?? COMPACT_AT.default);
+  answerTimeout.value = String(current.input_answer_timeout_secs ?? INPUT_ANSWER_TIMEOUT.default);
   readingLevel.value = READING_LEVELS.includes(current.reading_level) ? current.reading_level : DEFAULTS.reading_level;
   searchProvider.value = current.search_provider in SEARCH_PROVIDERS ? current.search_provider : 'off';
   searchBaseUrl.value = current.search_base_url ?? '';
@@ -399,6 +401,16 @@ async function settingsFromForm({ requirePermission }) {
     markInvalid(compactAt);
     return null;
   }
+  const answerSecs = typedNumber(answerTimeout);
+  if (answerSecs === null || answerSecs === '' || answerSecs < INPUT_ANSWER_TIMEOUT.min || answerSecs > INPUT_ANSWER_TIMEOUT.max) {
+    setStatus(
+      `Enter Time to answer a question as a whole number of seconds from ${plainNumber(INPUT_ANSWER_TIMEOUT.min)} ` +
+        `to ${plainNumber(INPUT_ANSWER_TIMEOUT.max)}, e.g. ${plainNumber(INPUT_ANSWER_TIMEOUT.default)} (half an hour).`,
+      'error',
+    );
+    markInvalid(answerTimeout);
+    return null;
+  }
   const window = typedNumber(contextWindow);
   if (window === null) {
     setStatus(
@@ -450,6 +462,7 @@ async function settingsFromForm({ requirePermission }) {
     profiles: { ...current.profiles, ...drafts },
     token_budget: budget,
     compact_at_percent: compact,
+    input_answer_timeout_secs: answerSecs,
     reading_level: readingLevel.value,
     ...search,
   };
@@ -481,6 +494,7 @@ function pointAt(message) {
   if (/search api key/i.test(message)) return searchApiKey;
   if (/token budget/i.test(message)) return tokenBudget;
   if (/compact at/i.test(message)) return compactAt;
+  if (/wait for your answer/i.test(message)) return answerTimeout;
   if (/context window/i.test(message)) return contextWindow;
   if (/cached input price/i.test(message)) return priceInputs.cached_input;
   if (/output price/i.test(message)) return priceInputs.output;

@@ -385,7 +385,10 @@ function toggleSteps() {
 
 function renderError(view) {
   const runError = view.status === 'failed' || view.status === 'timed_out' ? view.error : null;
-  const error = state.requestError ?? runError;
+  // Saved settings that cannot be used (runs then use the defaults) are said in the same
+  // alert, with its way to Options, when nothing more pressing is shown.
+  const settingsError = view.settings_notice ? { kind: 'invalid_settings', message: view.settings_notice } : null;
+  const error = state.requestError ?? runError ?? settingsError;
   el.error.hidden = !error;
   if (!error) return;
   el['error-message'].textContent = error.message || 'The run failed.';

@@ -157,6 +157,13 @@ export const COMPACT_AT = Object.freeze({
   "min": 50
 });
 
+/** How long a shown question waits for the answer (s): the default and the bounds a setting must keep. */
+export const INPUT_ANSWER_TIMEOUT = Object.freeze({
+  "default": 1800,
+  "max": 86400,
+  "min": 60
+});
+
 /** Context window bounds a setting must keep (0: the model's default). */
 export const CONTEXT_WINDOW = Object.freeze({
   "max": 10000000,
@@ -258,7 +265,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   "compact_at_percent": 80,
   "context_window": 0,
   "input_ack_timeout_secs": 300,
-  "input_answer_timeout_secs": 0,
+  "input_answer_timeout_secs": 1800,
   "model": "",
   "prices": {
     "cached_input": null,
@@ -274,5 +281,5 @@ export const DEFAULT_SETTINGS = Object.freeze({
   "search_provider": "off",
   "stream": true,
   "token_budget": 32000,
-  "version": 2
+  "version": 3
 });

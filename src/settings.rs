@@ -20,8 +20,17 @@ use crate::types::events::Finite;
 pub const SETTINGS_KEY: &str = "settings";
 /// Longest question timeout a setting may ask for (one day, in seconds).
 pub const MAX_INPUT_TIMEOUT_SECS: u64 = 86_400;
+/// Shortest and longest time a shown question may wait for the answer (s): there is no
+/// unlimited wait (settings version 3), so a forgotten question never holds a run for good.
+pub const INPUT_ANSWER_TIMEOUT_RANGE: (u64, u64) = (
+    crate::state::config::MIN_INPUT_ANSWER_TIMEOUT_MS / 1000,
+    MAX_INPUT_TIMEOUT_SECS,
+);
+/// How long a shown question waits for the answer by default (s; 30 minutes).
+pub const DEFAULT_INPUT_ANSWER_TIMEOUT_SECS: u64 =
+    crate::state::config::DEFAULT_INPUT_ANSWER_TIMEOUT_MS / 1000;
 /// Schema version of the settings record.
-pub const SETTINGS_VERSION: u32 = 2;
+pub const SETTINGS_VERSION: u32 = 3;
 /// The default base URL: Ollama's OpenAI-compatible endpoint.
 pub const DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
 /// Smallest and largest context window a setting may give (tokens; 0 = model default).
@@ -153,7 +162,7 @@ pub struct Settings {
     pub token_budget: u64,
     /// How long a question from the agent may wait to be shown (s; default 300).
     pub input_ack_timeout_secs: u64,
-    /// How long a shown question may wait for the answer (s; default 0 = no limit).
+    /// How long a shown question may wait for the answer (s; 60 to 86,400, default 1,800).
     pub input_answer_timeout_secs: u64,
     /// How answers are pitched: `simple`, `standard` or `expert` (checked by
     /// [`Settings::validated`], so an unknown value is a validation error naming the field).
@@ -186,7 +195,7 @@ impl Default for Settings {
             stream: true,
             token_budget: RunConfig::default().token_budget,
             input_ack_timeout_secs: RunConfig::default().input_ack_timeout_ms / 1000,
-            input_answer_timeout_secs: RunConfig::default().input_answer_timeout_ms / 1000,
+            input_answer_timeout_secs: DEFAULT_INPUT_ANSWER_TIMEOUT_SECS,
             reading_level: ReadingLevel::default().name().to_string(),
             compact_at_percent: crate::state::config::DEFAULT_COMPACT_AT_PCT,
             search_provider: WebSearch::Off,
@@ -213,6 +222,9 @@ pub enum SettingsError {
         "the saved settings come from a newer version of KnowledgeLens (settings version {0})"
     )]
     NewerVersion(u32),
+    /// Readable, but a value is out of its range (edited by hand, or damaged).
+    #[error("the saved settings are not valid ({0})")]
+    Invalid(String),
 }
 
 /// Version 1 had one flat set of OpenAI-compatible fields and no context window or
@@ -237,8 +249,31 @@ fn migrate_v1_to_v2(mut v: Value) -> Value {
     v
 }
 
+/// Version 2 allowed 0 for "wait for the answer as long as it takes": version 3 has no
+/// unlimited wait, so 0 (or no value) becomes the default and any other number is brought
+/// into the range. A value that is not a number is left for decoding to refuse.
+fn migrate_v2_to_v3(mut v: Value) -> Value {
+    if let Some(obj) = v.as_object_mut() {
+        const FIELD: &str = "input_answer_timeout_secs";
+        let (lo, hi) = INPUT_ANSWER_TIMEOUT_RANGE;
+        let secs = match obj.get(FIELD) {
+            None | Some(Value::Null) => Some(DEFAULT_INPUT_ANSWER_TIMEOUT_SECS),
+            Some(value) => value.as_u64().map(|secs| match secs {
+                0 => DEFAULT_INPUT_ANSWER_TIMEOUT_SECS,
+                secs => secs.clamp(lo, hi),
+            }),
+        };
+        if let Some(secs) = secs {
+            obj.insert(FIELD.into(), Value::from(secs));
+        }
+        obj.insert("version".into(), Value::from(3));
+    }
+    v
+}
+
 impl Settings {
-    /// Decodes a stored record, migrating older versions step by step.
+    /// Decodes a stored record, migrating older versions step by step, and checks it as
+    /// saving does ([`Settings::validated`]): what comes back is within every range.
     pub fn decode(text: &str) -> Result<Self, SettingsError> {
         let mut value: Value =
             serde_json::from_str(text).map_err(|e| SettingsError::Corrupted(e.to_string()))?;
@@ -254,7 +289,14 @@ impl Settings {
         if version <= 1 {
             value = migrate_v1_to_v2(value);
         }
-        serde_json::from_value(value).map_err(|e| SettingsError::Corrupted(e.to_string()))
+        if version <= 2 {
+            value = migrate_v2_to_v3(value);
+        }
+        let settings: Self =
+            serde_json::from_value(value).map_err(|e| SettingsError::Corrupted(e.to_string()))?;
+        settings
+            .validated()
+            .map_err(|InvalidSettings(why)| SettingsError::Invalid(why))
     }
 
     /// Checks and normalizes (trims, drops a trailing slash), and remembers the provider's
@@ -317,9 +359,10 @@ impl Settings {
                 self.input_ack_timeout_secs
             )));
         }
-        if self.input_answer_timeout_secs > MAX_INPUT_TIMEOUT_SECS {
+        let (lo, hi) = INPUT_ANSWER_TIMEOUT_RANGE;
+        if !(lo..=hi).contains(&self.input_answer_timeout_secs) {
             return Err(InvalidSettings(format!(
-                "The time a question may wait for your answer must be at most {MAX_INPUT_TIMEOUT_SECS} seconds, or 0 for no limit (got {}).",
+                "The time a question may wait for your answer must be between {lo} and {hi} seconds (got {}).",
                 self.input_answer_timeout_secs
             )));
         }

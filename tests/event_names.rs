@@ -205,6 +205,7 @@ fn session_view_fields_are_frozen() {
             "search_offer",
             "seq",
             "session",
+            "settings_notice",
             "setup_needed",
             "sources",
             "status",

@@ -407,3 +407,61 @@ fn a_retried_stream_starts_the_draft_afresh() {
         1
     );
 }
+
+#[test]
+fn stop_during_a_retry_backoff_ends_the_run_at_once() {
+    use futures::executor::LocalPool;
+    use futures::task::LocalSpawnExt;
+    use knowledgelens::llm::{LlmError, LlmErrorKind};
+    // A rate limit whose Retry-After asks for 60 s.
+    let mut limited = LlmError::new(LlmErrorKind::RateLimited, "429");
+    limited.retry_after_ms = Some(60_000);
+    let llm = Rc::new(ScriptedLlm::new(vec![Reply::Fail(limited)]));
+    let clock = ManualClock::held(1_000);
+    let (store, sink, tools) = (
+        Rc::new(MemoryStore::new()),
+        Rc::new(RecordingSink::default()),
+        Rc::new(ToolBox::builtin()),
+    );
+    let stop = StopSignal::new();
+    let state = Rc::new(std::cell::RefCell::new(SessionState::new("popup", 1_000)));
+    state
+        .borrow_mut()
+        .begin_run("q", None, RunConfig::default(), 1_000);
+    let mut pool = LocalPool::new();
+    {
+        let (llm, clock, sink, store, tools, stop, state) = (
+            llm.clone(),
+            clock.clone(),
+            sink.clone(),
+            store.clone(),
+            tools.clone(),
+            stop.clone(),
+            state.clone(),
+        );
+        pool.spawner()
+            .spawn_local(async move {
+                let engine = Engine::new(&*llm, &*clock, &*sink, &*store, &tools, stop);
+                let mut s = state.borrow().clone();
+                engine.drive(&mut s).await;
+                *state.borrow_mut() = s;
+            })
+            .expect("spawn");
+    }
+    pool.run_until_stalled();
+    assert_eq!(
+        clock.sleeps.borrow().as_slice(),
+        &[60_000],
+        "the run waits out the backoff"
+    );
+    assert_eq!(state.borrow().status, RunStatus::Running);
+    stop.raise();
+    // No time passes: Stop ends the backoff.
+    pool.run_until_stalled();
+    let s = state.borrow();
+    assert_eq!(s.status, RunStatus::Stopped, "{:?}", sink.names());
+    assert_eq!(llm.calls(), 1, "the call is not retried");
+    assert_eq!(sink.names().last(), Some(&"stopped"));
+    use knowledgelens::ports::Clock;
+    assert_eq!(clock.now_ms(), 1_000, "the clock never moved");
+}

@@ -19,6 +19,8 @@ use knowledgelens::types::PageInfo;
 use serde_json::{json, Value};
 
 const ACK_S: u64 = 2;
+/// The default wait for an answer once the question is shown (30 minutes).
+const ANSWER_S: u64 = 1_800;
 const QUESTION: &str = "Do you mean the 1861 light or the 1902 one?";
 
 struct Harness {
@@ -167,7 +169,7 @@ fn asks_then_answers() -> Vec<Reply> {
 
 #[test]
 fn the_answer_becomes_the_tool_result_and_the_run_completes() {
-    let mut h = Harness::new(0, asks_then_answers());
+    let mut h = Harness::new(ANSWER_S, asks_then_answers());
     h.ask();
     let id = h.pending_id();
     assert_eq!(h.ack(&id)["data"]["acknowledged"], true);
@@ -192,7 +194,7 @@ fn the_answer_becomes_the_tool_result_and_the_run_completes() {
 
 #[test]
 fn without_acknowledgement_the_first_timeout_ends_the_run() {
-    let mut h = Harness::new(0, asks());
+    let mut h = Harness::new(ANSWER_S, asks());
     h.ask();
     let id = h.pending_id();
     h.advance(ACK_S * 1000 - 1);
@@ -217,14 +219,14 @@ fn without_acknowledgement_the_first_timeout_ends_the_run() {
 }
 
 #[test]
-fn after_acknowledgement_the_wait_is_unbounded_by_default() {
-    let mut h = Harness::new(0, asks_then_answers());
+fn after_acknowledgement_the_wait_is_thirty_minutes_by_default() {
+    let mut h = Harness::new(ANSWER_S, asks_then_answers());
     h.ask();
     let id = h.pending_id();
     h.advance(500);
     h.ack(&id);
-    // A day later the question still waits.
-    h.advance(86_400_000);
+    // Just before 30 minutes the question still waits, and an answer is taken.
+    h.advance(ANSWER_S * 1000 - 1);
     let view = h.snapshot();
     assert_eq!(view["status"], "running", "{view}");
     assert_eq!(view["pending_input"]["acknowledged"], true);
@@ -233,17 +235,12 @@ fn after_acknowledgement_the_wait_is_unbounded_by_default() {
 }
 
 #[test]
-fn a_second_timeout_applies_after_acknowledgement_when_set() {
-    let mut h = Harness::new(5, asks());
+fn a_forgotten_question_ends_the_run_after_thirty_minutes_by_default() {
+    let mut h = Harness::new(ANSWER_S, asks());
     h.ask();
     let id = h.pending_id();
-    h.advance(1_000);
     h.ack(&id);
-    // The first deadline (2 s after asking) no longer applies...
-    h.advance(3_000);
-    assert_eq!(h.status(), "running");
-    // ...the second runs 5 s from the acknowledgement.
-    h.advance(1_999);
+    h.advance(ANSWER_S * 1000 - 1);
     assert_eq!(h.status(), "running");
     h.advance(1);
     let view = h.snapshot();
@@ -251,14 +248,38 @@ fn a_second_timeout_applies_after_acknowledgement_when_set() {
     assert!(
         view["error"]["message"]
             .as_str()
-            .is_some_and(|m| m.contains("within 5 s of it being shown")),
+            .is_some_and(|m| m.contains("within 1800 s of it being shown")),
+        "{view}"
+    );
+}
+
+#[test]
+fn a_second_timeout_applies_after_acknowledgement_when_set() {
+    let mut h = Harness::new(60, asks());
+    h.ask();
+    let id = h.pending_id();
+    h.advance(1_000);
+    h.ack(&id);
+    // The first deadline (2 s after asking) no longer applies...
+    h.advance(3_000);
+    assert_eq!(h.status(), "running");
+    // ...the second runs 60 s from the acknowledgement.
+    h.advance(56_999);
+    assert_eq!(h.status(), "running");
+    h.advance(1);
+    let view = h.snapshot();
+    assert_eq!(view["status"], "timed_out", "{view}");
+    assert!(
+        view["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("within 60 s of it being shown")),
         "{view}"
     );
 }
 
 #[test]
 fn a_wrong_request_id_is_ignored_and_a_second_ack_is_harmless() {
-    let mut h = Harness::new(0, asks());
+    let mut h = Harness::new(ANSWER_S, asks());
     h.ask();
     let id = h.pending_id();
     let wrong = h.ack("9-9-9");
@@ -270,7 +291,7 @@ fn a_wrong_request_id_is_ignored_and_a_second_ack_is_harmless() {
     h.advance(ACK_S * 1000);
     assert_eq!(h.status(), "timed_out");
 
-    let mut h = Harness::new(0, asks_then_answers());
+    let mut h = Harness::new(ANSWER_S, asks_then_answers());
     h.ask();
     let id2 = h.pending_id();
     assert_eq!(id, id2, "request ids are derived from the run, not random");
@@ -287,7 +308,7 @@ fn a_wrong_request_id_is_ignored_and_a_second_ack_is_harmless() {
 fn an_ack_arriving_with_the_deadline_resolves_to_exactly_one_outcome() {
     // The acknowledgement arrives exactly at the deadline, in the same turn as the timer:
     // the timeout wins, and the acknowledgement changes nothing afterwards.
-    let mut h = Harness::new(0, asks());
+    let mut h = Harness::new(ANSWER_S, asks());
     h.ask();
     let id = h.pending_id();
     h.clock.advance(ACK_S * 1000);
@@ -303,7 +324,7 @@ fn an_ack_arriving_with_the_deadline_resolves_to_exactly_one_outcome() {
 
     // One millisecond earlier, the acknowledgement wins even though the run sees it only
     // after the deadline has passed.
-    let mut h = Harness::new(0, asks());
+    let mut h = Harness::new(ANSWER_S, asks());
     h.ask();
     let id = h.pending_id();
     h.clock.advance(ACK_S * 1000 - 1);
@@ -325,7 +346,7 @@ fn an_ack_arriving_with_the_deadline_resolves_to_exactly_one_outcome() {
 #[test]
 fn stop_while_waiting_ends_the_run_stopped() {
     let mut h = Harness::new(
-        0,
+        ANSWER_S,
         vec![
             Reply::tool(
                 "request_input",
@@ -347,7 +368,7 @@ fn stop_while_waiting_ends_the_run_stopped() {
 #[test]
 fn invalid_questions_go_back_to_the_model_as_errors() {
     let mut h = Harness::new(
-        0,
+        ANSWER_S,
         vec![
             Reply::tool("request_input", r#"{"question": "   "}"#),
             Reply::reflection("The question was empty.", "Ask a real question."),
@@ -370,11 +391,35 @@ fn invalid_questions_go_back_to_the_model_as_errors() {
     );
 }
 
+/// A worker asked, its question was shown, and the worker stopped: its store, its clock and
+/// the question's id.
+fn shown_then_stopped() -> (Rc<MemoryStore>, Rc<ManualClock>, String) {
+    let sessions = Rc::new(MemoryStore::new());
+    let clock = ManualClock::held(1_000_000);
+    let mut first = Harness::with_store(sessions.clone(), clock.clone(), ANSWER_S, asks());
+    first.ask();
+    let id = first.pending_id();
+    first.ack(&id);
+    (sessions, clock, id)
+}
+
+/// A new worker over `sessions` that resumed the one waiting run (as on start-up).
+fn resumed(sessions: Rc<MemoryStore>, clock: Rc<ManualClock>) -> Harness {
+    let mut worker = Harness::with_store(sessions, clock, ANSWER_S, vec![]);
+    let runs = block_on(worker.service.resume_all());
+    assert_eq!(runs.len(), 1);
+    for run in runs {
+        worker.spawn(Some(run));
+    }
+    worker.pool.run_until_stalled();
+    worker
+}
+
 #[test]
 fn a_worker_stopped_while_waiting_resumes_the_wait_with_the_same_deadline() {
     let sessions = Rc::new(MemoryStore::new());
     let clock = ManualClock::held(1_000_000);
-    let mut first = Harness::with_store(sessions.clone(), clock.clone(), 0, asks());
+    let mut first = Harness::with_store(sessions.clone(), clock.clone(), ANSWER_S, asks());
     first.ask();
     let id = first.pending_id();
     let saved = block_on(state::load(sessions.as_ref(), "tab:3"))
@@ -388,13 +433,7 @@ fn a_worker_stopped_while_waiting_resumes_the_wait_with_the_same_deadline() {
     clock.advance(1_500);
 
     // A new worker resumes the run (as on start-up): the wait goes on where it was.
-    let mut second = Harness::with_store(sessions.clone(), clock.clone(), 0, vec![]);
-    let runs = block_on(second.service.resume_all());
-    assert_eq!(runs.len(), 1);
-    for run in runs {
-        second.spawn(Some(run));
-    }
-    second.pool.run_until_stalled();
+    let mut second = resumed(sessions.clone(), clock.clone());
     assert_eq!(second.pending_id(), id);
     second.advance(499);
     assert_eq!(second.status(), "running");
@@ -412,18 +451,12 @@ fn a_worker_stopped_while_waiting_resumes_the_wait_with_the_same_deadline() {
 
 #[test]
 fn an_answer_reaching_a_restarted_worker_resumes_the_run() {
-    let sessions = Rc::new(MemoryStore::new());
-    let clock = ManualClock::held(1_000_000);
-    let mut first = Harness::with_store(sessions.clone(), clock.clone(), 0, asks());
-    first.ask();
-    let id = first.pending_id();
-    first.ack(&id);
-    drop(first);
+    let (sessions, clock, id) = shown_then_stopped();
     // Only the Observe reply is left to give.
     let mut second = Harness::with_store(
         sessions,
         clock,
-        0,
+        ANSWER_S,
         vec![Reply::text(
             r#"{"should_continue": false, "final_answer": "It was first lit in 1861."}"#,
         )],
@@ -433,4 +466,55 @@ fn an_answer_reaching_a_restarted_worker_resumes_the_run() {
     let view = second.snapshot();
     assert_eq!(view["status"], "completed", "{view}");
     assert_eq!(view["answer"], "It was first lit in 1861.");
+}
+
+#[test]
+fn a_question_saved_by_an_older_build_without_a_limit_still_times_out() {
+    // Before settings version 3, an answer timeout of 0 meant "no limit": the saved question
+    // has no answer deadline and the run's config says 0. Resumed, it gets the default.
+    let (sessions, clock, id) = shown_then_stopped();
+    let mut saved = block_on(state::load(sessions.as_ref(), "tab:3"))
+        .expect("load")
+        .expect("state");
+    saved.config.input_answer_timeout_ms = 0;
+    saved.config.input_ack_timeout_ms = 0;
+    let pending = saved.pending_input.as_mut().expect("pending");
+    assert!(pending.acknowledged_at.is_some());
+    pending.answer_deadline = None;
+    pending.ack_deadline = None;
+    block_on(state::save(sessions.as_ref(), &mut saved)).expect("save");
+
+    let mut second = resumed(sessions.clone(), clock.clone());
+    assert_eq!(second.pending_id(), id);
+    second.advance(ANSWER_S * 1000 - 1);
+    assert_eq!(second.status(), "running");
+    second.advance(1);
+    assert_eq!(second.status(), "timed_out");
+}
+
+#[test]
+fn closing_the_tab_stops_its_waiting_run_and_removes_the_session() {
+    let sessions = Rc::new(MemoryStore::new());
+    let clock = ManualClock::held(1_000_000);
+    // As with Stop, the run writes its answer from what it has (one last model call).
+    let mut replies = asks();
+    replies.push(Reply::text("Bellhaven Light was first lit in 1861."));
+    let mut h = Harness::with_store(sessions.clone(), clock, ANSWER_S, replies);
+    h.ask();
+    let id = h.pending_id();
+    h.ack(&id);
+    assert_eq!(h.service.active_runs(), 1);
+    block_on(h.service.tab_closed(3)).expect("closed");
+    // No time passes: the close itself ends the run.
+    h.pool.run_until_stalled();
+    assert_eq!(h.service.active_runs(), 0, "the run left the registry");
+    assert_eq!(h.sink.names().last(), Some(&"stopped"));
+    assert!(
+        sessions.data.borrow().keys().all(|k| !k.contains("tab:3")),
+        "the session is removed: {:?}",
+        sessions.data.borrow().keys().collect::<Vec<_>>()
+    );
+    // The question is gone with it.
+    let late = h.answer(&id, "the 1861 one");
+    assert_eq!(late["ok"], false, "{late}");
 }

@@ -399,3 +399,57 @@ fn asking_with_storage_full_makes_room_instead_of_running_unsaved() {
         .collect();
     assert_eq!(shown, [state::STORAGE_FULL_NOTICE], "shown once");
 }
+
+#[test]
+fn unusable_settings_are_reported_with_every_view_and_point_to_options() {
+    let h = harness(vec![Reply::text("From the default server.")]);
+    let snapshot = |h: &Harness| call(h, json!({"id": 2, "type": "snapshot", "session": "popup"}));
+    // Fine (or none saved): nothing to say.
+    assert!(snapshot(&h)["data"]["settings_notice"].is_null());
+    for (stored, says) in [
+        ("{not json", "The saved settings are unreadable"),
+        (r#"{"version":3,"token_budget":"lots"}"#, "unreadable"),
+        (r#"{"version":99}"#, "newer version of KnowledgeLens"),
+        (
+            r#"{"version":3,"token_budget":5}"#,
+            "Token budget must be between",
+        ),
+    ] {
+        futures::executor::block_on(h.settings.set(vec![("settings".into(), stored.into())]))
+            .expect("write");
+        let view = snapshot(&h);
+        let notice = view["data"]["settings_notice"].as_str().unwrap_or_default();
+        assert!(
+            notice.contains(says)
+                && notice.contains("Open Options")
+                && notice.contains("localhost:11434"),
+            "{stored}: {view}"
+        );
+    }
+    // The reply to a question says it too, and so does the live view of its run.
+    let (asked, run) = futures::executor::block_on(h.service.handle_json(
+        json!({"id": 1, "type": "ask", "session": "popup", "question": "Who answers?"}),
+    ));
+    assert!(asked["data"]["settings_notice"].is_string(), "{asked}");
+    let live = snapshot(&h);
+    assert!(live["data"]["settings_notice"].is_string(), "{live}");
+    futures::executor::block_on(run.expect("run"));
+}
+
+#[test]
+fn a_lone_surrogate_in_a_question_is_replaced_not_refused() {
+    let h = harness(vec![Reply::text("It is a broken emoji.")]);
+    // What JSON.stringify writes for the JS string "What is \uD800?".
+    let text = r#"{"id": 7, "type": "ask", "session": "popup", "question": "What is \ud800?"}"#;
+    let (reply, run) = futures::executor::block_on(h.service.handle_text(text));
+    let reply = reply.to_value();
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(reply["id"], 7);
+    assert_eq!(reply["data"]["question"], "What is \u{FFFD}?");
+    futures::executor::block_on(run.expect("run"));
+    let sent = &h.llm.requests.borrow()[0];
+    assert!(sent
+        .messages
+        .iter()
+        .any(|m| m.content.contains("What is \u{FFFD}?")));
+}

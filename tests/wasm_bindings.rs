@@ -243,6 +243,21 @@ async fn handle(backend: &Backend, request: &str) -> JsValue {
         .expect("envelope")
 }
 
+/// Lets 10 ms pass (a spawned run goes on meanwhile).
+async fn tick() {
+    JsFuture::from(Promise::new(&mut |resolve, _| {
+        let _ = Reflect::apply(
+            &Reflect::get(&js_sys::global(), &"setTimeout".into())
+                .expect("st")
+                .into(),
+            &JsValue::NULL,
+            &js_sys::Array::of2(&resolve, &JsValue::from_f64(10.0)),
+        );
+    }))
+    .await
+    .expect("tick");
+}
+
 fn get(v: &JsValue, path: &[&str]) -> JsValue {
     path.iter().fold(v.clone(), |acc, k| {
         Reflect::get(&acc, &JsValue::from_str(k)).expect("field")
@@ -284,17 +299,7 @@ async fn backend_answers_a_question_and_persists_the_run() {
         {
             break;
         }
-        JsFuture::from(Promise::new(&mut |resolve, _| {
-            let _ = Reflect::apply(
-                &Reflect::get(&js_sys::global(), &"setTimeout".into())
-                    .expect("st")
-                    .into(),
-                &JsValue::NULL,
-                &js_sys::Array::of2(&resolve, &JsValue::from_f64(10.0)),
-            );
-        }))
-        .await
-        .expect("tick");
+        tick().await;
     }
     assert!(
         events.borrow().contains(&"completed".to_string()),
@@ -499,4 +504,45 @@ async fn keys_are_stored_only_once_the_store_is_restricted() {
     assert!(notice.contains("except the API keys"), "{notice}");
     assert!(!stored.contains("sk-wasm-secret"), "{stored}");
     assert!(stored.contains("https://api.example.com/v1"), "{stored}");
+}
+
+#[wasm_bindgen_test]
+async fn a_lone_surrogate_in_a_question_reaches_the_backend_replaced() {
+    install_chrome();
+    install_fetch(sse_script());
+    let ended = Rc::new(RefCell::new(false));
+    let sink = ended.clone();
+    let emit = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        let kind = get(&e, &["event", "type"]).as_string().unwrap_or_default();
+        if kind == "completed" || kind == "failed" {
+            *sink.borrow_mut() = true;
+        }
+    });
+    let emit_fn: Function = emit.as_ref().unchecked_ref::<Function>().clone();
+    emit.forget();
+    let backend = Backend::start(emit_fn).await.expect("start");
+    // JSON.parse makes a JS string holding half of a surrogate pair, as a cut emoji would.
+    let asked = handle(
+        &backend,
+        r#"{"id": 3, "type": "ask", "session": "popup", "question": "What is \uD800?"}"#,
+    )
+    .await;
+    assert_eq!(
+        get(&asked, &["ok"]).as_bool(),
+        Some(true),
+        "{:?}",
+        js_sys::JSON::stringify(&asked)
+    );
+    assert_eq!(
+        get(&asked, &["data", "question"]).as_string().as_deref(),
+        Some("What is \u{FFFD}?")
+    );
+    // Let the spawned run end before the next test replaces the stand-ins.
+    for _ in 0..100 {
+        if *ended.borrow() {
+            break;
+        }
+        tick().await;
+    }
+    assert!(*ended.borrow(), "the run ended");
 }

@@ -344,7 +344,10 @@ impl<'a> Engine<'a> {
             return false;
         };
         self.persist(cell).await;
-        self.clock.sleep(delay).await;
+        // Stop is honoured during the backoff (which a server's Retry-After can make long).
+        if !self.stop.is_raised() {
+            future::select(self.clock.sleep(delay), Box::pin(self.stop.wait())).await;
+        }
         if self.stop.is_raised() {
             self.transition(cell, out, step::stopped_while_waiting);
             return false;
@@ -404,7 +407,7 @@ impl<'a> Engine<'a> {
                     waiting::stopped(state, ctx, out);
                     return None;
                 }
-                let deadline = state.pending_input.as_ref().and_then(|p| p.deadline());
+                let deadline = waiting::deadline(state);
                 if let Some(deadline) = deadline.filter(|d| ctx.now >= *d) {
                     waiting::timed_out(state, ctx, deadline, out);
                     return None;

@@ -119,8 +119,7 @@ pub mod transitions {
                     && pending.ack_deadline.is_none_or(|d| at_ms < d) =>
             {
                 pending.acknowledged_at = Some(at_ms);
-                let wait = state.config.input_answer_timeout_ms;
-                pending.answer_deadline = (wait > 0).then(|| at_ms.saturating_add(wait));
+                pending.answer_deadline = Some(at_ms.saturating_add(state.config.answer_wait_ms()));
                 state.pending_input = Some(pending);
                 Heard::Acknowledged
             }
@@ -150,6 +149,21 @@ pub mod transitions {
             "the user stopped the run instead of answering",
         );
         step::tool_done(state, ctx, &pending.call, Err(err), out);
+    }
+
+    /// The deadline that applies to the pending question now. A question saved by an older
+    /// build may have none ("no limit"): it gets the run's finite wait, counted from when it
+    /// was asked or shown, so no question waits forever.
+    pub fn deadline(state: &mut SessionState) -> Option<u64> {
+        let config = state.config;
+        let pending = state.pending_input.as_mut()?;
+        if pending.ack_deadline.is_none() {
+            pending.ack_deadline = Some(pending.asked_at.saturating_add(config.ack_wait_ms()));
+        }
+        if let (Some(shown), None) = (pending.acknowledged_at, pending.answer_deadline) {
+            pending.answer_deadline = Some(shown.saturating_add(config.answer_wait_ms()));
+        }
+        pending.deadline()
     }
 
     /// The deadline `deadline` passed: the run ends as timed out with what it had.

@@ -226,6 +226,11 @@ pub fn protocol_js() -> String {
             json!({"default": crate::agent::context::DEFAULT_COMPACT_AT_PCT, "min": crate::agent::context::COMPACT_AT_RANGE.0, "max": crate::agent::context::COMPACT_AT_RANGE.1}),
         ),
         (
+            "How long a shown question waits for the answer (s): the default and the bounds a setting must keep.",
+            "INPUT_ANSWER_TIMEOUT",
+            json!({"default": crate::settings::DEFAULT_INPUT_ANSWER_TIMEOUT_SECS, "min": crate::settings::INPUT_ANSWER_TIMEOUT_RANGE.0, "max": crate::settings::INPUT_ANSWER_TIMEOUT_RANGE.1}),
+        ),
+        (
             "Context window bounds a setting must keep (0: the model's default).",
             "CONTEXT_WINDOW",
             json!({"min": CONTEXT_WINDOW_RANGE.0, "max": CONTEXT_WINDOW_RANGE.1}),

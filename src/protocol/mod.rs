@@ -7,6 +7,7 @@ pub mod gen;
 pub mod panel;
 pub mod reply;
 mod session;
+mod surrogates;
 pub mod view;
 
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,7 @@ use crate::types::Selection;
 
 pub use reply::{Envelope, Response};
 pub use session::{ConversationId, SessionKey};
+pub use surrogates::replace_lone_surrogates;
 pub use view::{PageView, PendingInputView, SessionView, StepView};
 
 /// The name of the `chrome.runtime` Port between the extension's pages and the worker.
@@ -67,16 +69,16 @@ pub fn request_id(text: &str) -> Value {
         #[serde(default)]
         id: Value,
     }
-    serde_json::from_str::<IdOnly>(text)
+    serde_json::from_str::<IdOnly>(&replace_lone_surrogates(text))
         .map(|r| r.id)
         .unwrap_or(Value::Null)
 }
 
 impl Request {
     /// Parses a request from JSON text, naming what is missing or unknown; the session key
-    /// is checked here, once.
+    /// is checked here, once. A lone surrogate in a string becomes U+FFFD.
     pub fn parse(text: &str) -> Result<Self, ApiError> {
-        let raw: RawRequest = serde_json::from_str(text)
+        let raw: RawRequest = serde_json::from_str(&replace_lone_surrogates(text))
             .map_err(|e| ApiError::bad_request(format!("Unreadable request: {e}")))?;
         let kind = raw.kind.as_str();
         let missing = |field: &str| {

@@ -89,6 +89,11 @@ pub struct SessionView {
     /// No model is set up yet: the popup shows its setup card.
     #[serde(default)]
     pub setup_needed: bool,
+    /// The saved settings cannot be used (unreadable, invalid, or from a newer version), so
+    /// runs use the defaults: what happened and what to do, for the popup to show with a way
+    /// to Options. `None` when they are fine (or none are saved).
+    #[serde(default)]
+    pub settings_notice: Option<String>,
     /// Set on the reply to `ask` while web search is off and its offer was never answered:
     /// the popup offers to turn it on (`search_offer`).
     #[serde(default)]
@@ -187,6 +192,7 @@ impl SessionView {
             }),
             updated_at: state.updated_at,
             setup_needed: false,
+            settings_notice: None,
             search_offer: false,
             rev: state.rev,
             seq: state.seq,

@@ -244,7 +244,8 @@ impl Service {
         self.attention.question_clicked(id).await
     }
 
-    /// A tab was closed: its session is deleted now, or when its run ends.
+    /// A tab was closed: its run, if any, is stopped, and its session is deleted now, or
+    /// once the run has stopped.
     pub async fn tab_closed(&self, tab_id: u64) -> Result<(), StoreError> {
         let key = SessionKey::tab(tab_id);
         if self.registry.close_tab(key) {

@@ -100,10 +100,11 @@ impl Registry {
         Some(f(&state))
     }
 
-    /// The tab of `key` was closed: true when its run goes on (the session is deleted by
-    /// [`Registry::finish`]'s caller), false when it can be deleted now.
+    /// The tab of `key` was closed: its run is stopped (nobody is left to read its answer or
+    /// answer its question). True when the run goes on until it has stopped (the session is
+    /// deleted by [`Registry::finish`]'s caller), false when it can be deleted now.
     pub fn close_tab(&self, key: SessionKey) -> bool {
-        if !self.is_running(key) {
+        if !self.stop(key) {
             return false;
         }
         self.closed_tabs.borrow_mut().insert(key);

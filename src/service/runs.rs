@@ -134,11 +134,13 @@ impl Service {
         self: &Rc<Self>,
         key: SessionKey,
     ) -> Result<(SessionView, Option<RunFuture>), ApiError> {
-        if let Some(view) = self.live_view(key).await {
+        if let Some(mut view) = self.live_view(key).await {
+            view.settings_notice = self.settings_notice().await;
             return Ok((view, None));
         }
         let state = self.load_session(key).await?.state;
         let mut view = SessionView::of(&state);
+        view.settings_notice = self.settings_notice().await;
         // Only a session that never ran can show the setup card: skip the read otherwise.
         view.setup_needed = state.run_id == 0 && !self.is_configured().await;
         let run = if state.status == RunStatus::Running {
@@ -257,6 +259,7 @@ impl Service {
         }
         let mut view = SessionView::of(&state);
         view.search_offer = search_offer;
+        view.settings_notice = problem.as_ref().map(super::settings::settings_notice);
         let run = self.clone().drive(claim, state);
         Ok((view, run))
     }

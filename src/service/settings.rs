@@ -6,7 +6,15 @@ use crate::llm::provider::origin_of;
 use crate::llm::{doctor, keys};
 use crate::protocol::reply::{SearchOfferReply, SettingsReply};
 use crate::protocol::{ApiError, ApiErrorKind, SearchOfferAnswer};
-use crate::settings::{Settings, WebSearch, SETTINGS_KEY};
+use crate::settings::{Settings, SettingsError, WebSearch, DEFAULT_BASE_URL, SETTINGS_KEY};
+
+/// The popup's words for saved settings that cannot be used.
+pub(super) fn settings_notice(problem: &SettingsError) -> String {
+    format!(
+        "{}, so questions go to the default model server ({DEFAULT_BASE_URL}) instead of the one you chose. Open Options to check the provider and save the settings again.",
+        doctor::capitalized(&problem.to_string())
+    )
+}
 
 /// Why a save left the API keys out.
 pub const UNPROTECTED_KEYS: &str = "Saved, except the API keys: this version of Chrome could not restrict the extension's storage to its own pages (chrome.storage.local.setAccessLevel failed), so a stored key could be read by scripts the extension runs in web pages. Update Chrome to store keys, or use a provider that needs none.";
@@ -39,6 +47,16 @@ impl Service {
                 )
             }),
         })
+    }
+
+    /// What the popup says when the saved settings cannot be used: runs then go to the
+    /// default model server, which the user did not choose. `None` when they are fine, none
+    /// are saved, or storage cannot be read (a run's own error then says so).
+    pub(super) async fn settings_notice(&self) -> Option<String> {
+        let (_, _, problem) = Settings::load_checked(self.ports.settings.as_ref())
+            .await
+            .ok()?;
+        problem.map(|p| settings_notice(&p))
     }
 
     /// Saves `settings`, refusing a model key that would travel in clear text. API keys are

@@ -229,3 +229,81 @@ fn an_unknown_search_provider_is_not_guessed_at() {
         Err(SettingsError::Corrupted(_))
     ));
 }
+
+#[test]
+fn version_2_records_get_a_finite_answer_timeout() {
+    let v2 = |timeout: &str| {
+        let field = if timeout.is_empty() {
+            String::new()
+        } else {
+            format!(r#","input_answer_timeout_secs":{timeout}"#)
+        };
+        Settings::decode(&format!(
+            r#"{{"version":2,"provider":"openai_compatible","base_url":"http://x/v1"{field}}}"#
+        ))
+    };
+    let secs = |timeout: &str| v2(timeout).expect("migrates").input_answer_timeout_secs;
+    // 0 meant "no limit": it becomes the default, 30 minutes.
+    assert_eq!(secs("0"), 1_800);
+    assert_eq!(secs(""), 1_800);
+    assert_eq!(secs("null"), 1_800);
+    // Any other value is kept, brought into 60 s to one day.
+    assert_eq!(secs("600"), 600);
+    assert_eq!(secs("5"), 60);
+    assert_eq!(secs("100000"), 86_400);
+    assert_eq!(v2("0").expect("migrates").version, 3);
+    // Not a number: refused, not guessed at.
+    assert!(matches!(v2(r#""soon""#), Err(SettingsError::Corrupted(_))));
+    // The default is 30 minutes, and the range is checked on save.
+    assert_eq!(Settings::default().input_answer_timeout_secs, 1_800);
+    for bad in [0, 59, 86_401] {
+        let err = Settings {
+            input_answer_timeout_secs: bad,
+            ..Default::default()
+        }
+        .validated()
+        .unwrap_err();
+        assert!(err.0.contains("between 60 and 86400 seconds"), "{err}");
+    }
+    // A version-3 record never holds 0: one that does is invalid, and says why.
+    let err = Settings::decode(r#"{"version":3,"input_answer_timeout_secs":0}"#).unwrap_err();
+    assert!(
+        matches!(&err, SettingsError::Invalid(why) if why.contains("wait for your answer")),
+        "{err}"
+    );
+    // The run gets the timeout in milliseconds.
+    let run = Settings::default().run_config(None);
+    assert_eq!(run.input_answer_timeout_ms, 1_800_000);
+}
+
+#[test]
+fn version_1_records_migrate_to_version_3() {
+    let v1 = r#"{"version":1,"base_url":"http://127.0.0.1:8080/v1","model":"m","input_answer_timeout_secs":0}"#;
+    let s = Settings::decode(v1).expect("migrates");
+    assert_eq!(s.version, 3);
+    assert_eq!(s.input_answer_timeout_secs, 1_800);
+    assert_eq!(s.profiles[&Provider::OpenaiCompatible].model, "m");
+    let kept = Settings::decode(r#"{"base_url":"http://x/v1","input_answer_timeout_secs":120}"#)
+        .expect("migrates");
+    assert_eq!(kept.input_answer_timeout_secs, 120);
+}
+
+#[test]
+fn the_run_never_waits_without_limit() {
+    // A run config from an older build may still say 0: it means the default, never forever.
+    let old = RunConfig {
+        input_answer_timeout_ms: 0,
+        input_ack_timeout_ms: 0,
+        ..RunConfig::default()
+    };
+    assert_eq!(old.answer_wait_ms(), 1_800_000);
+    assert_eq!(old.ack_wait_ms(), 300_000);
+    let huge = RunConfig {
+        input_answer_timeout_ms: u64::MAX,
+        input_ack_timeout_ms: u64::MAX,
+        ..RunConfig::default()
+    };
+    assert_eq!(huge.answer_wait_ms(), 86_400_000);
+    assert_eq!(huge.ack_wait_ms(), 86_400_000);
+    assert_eq!(old.sanitized().input_answer_timeout_ms, 1_800_000);
+}

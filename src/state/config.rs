@@ -11,6 +11,15 @@ pub const DEFAULT_COMPACT_AT_PCT: u32 = 80;
 /// The "Compact at" range (percent of the context window).
 pub const COMPACT_AT_RANGE: (u32, u32) = (50, 95);
 
+/// How long a shown question waits for the answer by default (ms; 30 minutes).
+pub const DEFAULT_INPUT_ANSWER_TIMEOUT_MS: u64 = 1_800_000;
+/// How long a question waits to be shown by default (ms; 5 minutes).
+pub const DEFAULT_INPUT_ACK_TIMEOUT_MS: u64 = 300_000;
+/// The longest either question wait may be (ms; one day).
+pub const MAX_INPUT_WAIT_MS: u64 = 86_400_000;
+/// The shortest wait for an answer (ms; one minute).
+pub const MIN_INPUT_ANSWER_TIMEOUT_MS: u64 = 60_000;
+
 /// Bounds, budget and pacing of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -39,9 +48,12 @@ pub struct RunConfig {
     /// Highest tool risk level the run permits.
     pub permitted_risk: Risk,
     /// How long a question to the user (`request_input`) may wait for the UI to show it
-    /// (ms; default 300,000; 0 = no limit).
+    /// (ms; default 300,000; 0, from a record of an older build, is the default: never
+    /// unlimited). Read it through [`RunConfig::ack_wait_ms`].
     pub input_ack_timeout_ms: u64,
-    /// How long a shown question may wait for the answer (ms; default 0 = no limit).
+    /// How long a shown question may wait for the answer (ms; default 1,800,000; 0, from a
+    /// record of an older build, is the default: never unlimited). Read it through
+    /// [`RunConfig::answer_wait_ms`].
     pub input_answer_timeout_ms: u64,
     /// The model's context window in tokens (0: unknown), for the share a prompt uses.
     pub context_window: u32,
@@ -104,8 +116,8 @@ impl Default for RunConfig {
             constrained_output: true,
             page_excerpt_chars: 6_000,
             permitted_risk: Risk::Medium,
-            input_ack_timeout_ms: 300_000,
-            input_answer_timeout_ms: 0,
+            input_ack_timeout_ms: DEFAULT_INPUT_ACK_TIMEOUT_MS,
+            input_answer_timeout_ms: DEFAULT_INPUT_ANSWER_TIMEOUT_MS,
             context_window: 0,
             prices: None,
             reading_level: ReadingLevel::Standard,
@@ -120,6 +132,24 @@ impl RunConfig {
     /// Most steps a user may ask for.
     pub const MAX_STEPS_LIMIT: u32 = 20;
 
+    /// How long a question may wait to be shown (ms): finite, at most a day; 0 (once "no
+    /// limit") is the default.
+    pub fn ack_wait_ms(&self) -> u64 {
+        match self.input_ack_timeout_ms {
+            0 => DEFAULT_INPUT_ACK_TIMEOUT_MS,
+            ms => ms.min(MAX_INPUT_WAIT_MS),
+        }
+    }
+
+    /// How long a shown question may wait for the answer (ms): a minute to a day; 0 (once
+    /// "no limit") is the default.
+    pub fn answer_wait_ms(&self) -> u64 {
+        match self.input_answer_timeout_ms {
+            0 => DEFAULT_INPUT_ANSWER_TIMEOUT_MS,
+            ms => ms.clamp(MIN_INPUT_ANSWER_TIMEOUT_MS, MAX_INPUT_WAIT_MS),
+        }
+    }
+
     /// Clamps values into sane ranges (a bad setting never panics or loops forever).
     pub fn sanitized(mut self) -> Self {
         self.max_steps = self.max_steps.clamp(1, Self::MAX_STEPS_LIMIT);
@@ -132,6 +162,8 @@ impl RunConfig {
         self.backoff_max_ms = self.backoff_max_ms.max(self.backoff_base_ms);
         let (lo, hi) = COMPACT_AT_RANGE;
         self.compact_at_pct = self.compact_at_pct.clamp(lo, hi);
+        self.input_ack_timeout_ms = self.ack_wait_ms();
+        self.input_answer_timeout_ms = self.answer_wait_ms();
         self
     }
 }

@@ -272,7 +272,8 @@ impl Backend {
         Ok(Backend { service, keepalive })
     }
 
-    /// A tab was closed (`chrome.tabs.onRemoved`): its session is deleted once its run ends.
+    /// A tab was closed (`chrome.tabs.onRemoved`): its run is stopped, and its session
+    /// deleted once the run has stopped.
     /// Rejects when the session could not be deleted (the worker logs it).
     pub fn tab_closed(&self, tab_id: f64) -> Promise {
         let service = self.service.clone();

@@ -509,13 +509,12 @@ fn ask_user(state: &mut SessionState, ctx: &StepCtx<'_>, call: ToolCall, out: &m
         Err(err) => return tool_done(state, ctx, &call, Err(err), out),
     };
     let now = ctx.now;
-    let after = |ms: u64| (ms > 0).then(|| now.saturating_add(ms));
     state.pending_input = Some(PendingInput {
         request_id: format!("{}-{}-{}", state.run_id, state.step, state.trajectory.len()),
         call,
         question,
         asked_at: now,
-        ack_deadline: after(state.config.input_ack_timeout_ms),
+        ack_deadline: Some(now.saturating_add(state.config.ack_wait_ms())),
         acknowledged_at: None,
         answer_deadline: None,
     });
