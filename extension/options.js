@@ -14,7 +14,7 @@
 import { Connection } from './messaging.js';
 import {
   CONTEXT_WINDOW, DEFAULT_SETTINGS, PRICE_PER_MILLION, PROVIDERS as PROVIDER_DEFAULTS, REQUESTS,
-  COMPACT_AT, READING_LEVELS, SEARCH_PROVIDERS, TOKEN_BUDGET,
+  COMPACT_AT, READING_LEVELS, SEARCH_PROVIDERS, TOKEN_BUDGET, MODEL_DEADLINE,
 } from './protocol.gen.js';
 
 /** How each provider's fields are explained (its defaults come from protocol.gen.js). */
@@ -105,6 +105,7 @@ const apiKey = $('api-key');
 const contextWindow = $('context-window');
 const tokenBudget = $('token-budget');
 const compactAt = $('compact-at');
+const modelDeadline = $('model-deadline');
 const readingLevel = $('reading-level');
 /** The price inputs, by the settings' field names. */
 const priceInputs = {
@@ -151,7 +152,7 @@ function setStatus(text, kind = 'info') {
 /** Marks `input` (or no field, with null) as the one the current error is about. */
 function markInvalid(input) {
   for (const field of [baseUrl, model, apiKey, contextWindow, ...Object.values(priceInputs), tokenBudget, compactAt,
-    searchBaseUrl, searchApiKey]) {
+    modelDeadline, searchBaseUrl, searchApiKey]) {
     if (field === input) field.setAttribute('aria-invalid', 'true');
     else field.removeAttribute('aria-invalid');
   }
@@ -246,6 +247,7 @@ function fill(settings) {
   showProvider(current.provider in PROVIDERS ? current.provider : DEFAULTS.provider);
   tokenBudget.value = String(current.token_budget ?? DEFAULTS.token_budget);
   compactAt.value = String(current.compact_at_percent ?? COMPACT_AT.default);
+  modelDeadline.value = String(current.model_deadline_secs ?? MODEL_DEADLINE.default);
   readingLevel.value = READING_LEVELS.includes(current.reading_level) ? current.reading_level : DEFAULTS.reading_level;
   searchProvider.value = current.search_provider in SEARCH_PROVIDERS ? current.search_provider : 'off';
   searchBaseUrl.value = current.search_base_url ?? '';
@@ -388,6 +390,16 @@ async function settingsFromForm({ requirePermission }) {
     markInvalid(compactAt);
     return null;
   }
+  const deadline = typedNumber(modelDeadline);
+  if (deadline === null || deadline === '' || deadline < MODEL_DEADLINE.min || deadline > MODEL_DEADLINE.max) {
+    setStatus(
+      `Enter the model call deadline as a whole number of seconds from ${MODEL_DEADLINE.min} ` +
+        `to ${plainNumber(MODEL_DEADLINE.max)}, e.g. ${MODEL_DEADLINE.default}.`,
+      'error',
+    );
+    markInvalid(modelDeadline);
+    return null;
+  }
   const window = typedNumber(contextWindow);
   if (window === null) {
     setStatus(
@@ -437,6 +449,7 @@ async function settingsFromForm({ requirePermission }) {
     profiles: { ...current.profiles, ...drafts },
     token_budget: budget,
     compact_at_percent: compact,
+    model_deadline_secs: deadline,
     reading_level: readingLevel.value,
     ...search,
   };
@@ -468,6 +481,7 @@ function pointAt(message) {
   if (/search api key/i.test(message)) return searchApiKey;
   if (/token budget/i.test(message)) return tokenBudget;
   if (/compact at/i.test(message)) return compactAt;
+  if (/model call deadline/i.test(message)) return modelDeadline;
   if (/context window/i.test(message)) return contextWindow;
   if (/cached input price/i.test(message)) return priceInputs.cached_input;
   if (/output price/i.test(message)) return priceInputs.output;

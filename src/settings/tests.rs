@@ -229,3 +229,34 @@ fn an_unknown_search_provider_is_not_guessed_at() {
         Err(SettingsError::Corrupted(_))
     ));
 }
+
+#[test]
+fn the_model_call_deadline_defaults_to_5_minutes_and_keeps_its_bounds() {
+    assert_eq!(Settings::default().model_deadline_secs, 300);
+    // A record written before the setting existed reads as the default.
+    let old =
+        r#"{"version":2,"provider":"openai_compatible","base_url":"http://127.0.0.1:8080/v1"}"#;
+    assert_eq!(
+        Settings::decode(old).expect("decodes").model_deadline_secs,
+        300
+    );
+    for ok in [10, 300, 3_600] {
+        let s = Settings {
+            model_deadline_secs: ok,
+            ..Default::default()
+        };
+        assert_eq!(s.validated().expect("valid").model_deadline_secs, ok);
+    }
+    for bad in [0, 9, 3_601] {
+        let err = Settings {
+            model_deadline_secs: bad,
+            ..Default::default()
+        }
+        .validated()
+        .unwrap_err();
+        assert_eq!(
+            err.0,
+            format!("Model call deadline must be between 10 and 3,600 seconds (got {bad}).")
+        );
+    }
+}
