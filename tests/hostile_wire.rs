@@ -396,9 +396,9 @@ fn a_model_without_http_gets_the_same_deadline() {
 }
 
 /// The e2e suite's `bad-json` stream: every field of the wrong type, `"error": null`, a
-/// chunk that is not JSON. Nothing in it is an answer, a tool call or an error.
+/// chunk that is not JSON. Nothing in it is an answer or a tool call: an error naming it.
 #[test]
-fn malformed_json_in_every_field_yields_nothing_and_no_error() {
+fn malformed_json_in_every_field_is_an_error_naming_it() {
     let events = [
         json!({"id": 5, "object": [], "created": "yesterday", "model": {}, "choices": "none"}),
         json!({"choices": [{"index": "first", "delta": "hello", "finish_reason": 3}]}),
@@ -415,9 +415,26 @@ fn malformed_json_in_every_field_yields_nothing_and_no_error() {
     let http = Rc::new(ScriptedHttp::default());
     http.push(200, SSE, &body);
     let (reply, deltas) = complete(&client(&http, openai()), &question(true));
-    let reply = reply.expect("no error: an `error` of null is none");
     assert!(deltas.is_empty(), "{deltas:?}");
+    let err = reply.expect_err("nothing readable is not an empty answer");
+    assert_eq!(err.kind, LlmErrorKind::BadRequest, "not retried");
+    assert_eq!(
+        err.message,
+        format!("The OpenAI-compatible server at {BASE} sent a reply with no answer or tool call that could be read (7 of its parts were not in the OpenAI-compatible format). Check the Base URL in Options and that the server speaks this provider's API.")
+    );
+}
+
+#[test]
+fn an_empty_answer_in_the_right_shape_is_still_an_empty_answer() {
+    let http = Rc::new(ScriptedHttp::default());
+    let body = chunk(json!({"role": "assistant", "content": ""}))
+        + "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+        + ": keep-alive\n\n"
+        + "data: [DONE]\n\n";
+    http.push(200, SSE, &body);
+    let reply = complete(&client(&http, openai()), &question(true))
+        .0
+        .expect("an empty reply");
     assert_eq!(reply.content, "");
-    assert!(reply.tool_calls.is_empty(), "{:?}", reply.tool_calls);
-    assert_eq!(reply.usage, None);
+    assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
 }

@@ -97,6 +97,19 @@ pub fn deadline(config: &ProviderConfig, ms: u64) -> LlmError {
     )
 }
 
+/// A stream that ended properly but held nothing readable: `count` of its payloads were not
+/// the provider's format (not retried: the server would send the same).
+pub fn unreadable(config: &ProviderConfig, count: usize) -> LlmError {
+    LlmError::new(
+        LlmErrorKind::BadRequest,
+        format!(
+            "{} sent a reply with no answer or tool call that could be read ({count} of its parts were not in the {} format). Check the Base URL in Options and that the server speaks this provider's API.",
+            doctor::capitalized(&doctor::where_(config)),
+            config.provider.label()
+        ),
+    )
+}
+
 /// What a 200 body is when it is plainly not a model reply: an HTML page (a proxy, captive
 /// portal or sign-in page), or a JSON content type with a body that is not JSON.
 pub fn not_a_reply(content_type: Option<&str>, body: &str) -> Option<&'static str> {

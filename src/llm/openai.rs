@@ -236,7 +236,28 @@ pub struct StreamAccumulator {
     response: ChatResponse,
     /// Tool calls by their stream `index` (at most [`MAX_STREAMED_TOOL_CALLS`]).
     calls: BTreeMap<u64, ToolCall>,
+    /// Payloads that were not a chunk of this format (not JSON, or fields of the wrong type).
+    unreadable: usize,
     done: bool,
+}
+
+/// Whether a chunk's fields have types no chat-completion chunk has (`choices` not a list,
+/// a `delta` that is not an object, `content` that is not text, ...).
+fn misshapen(chunk: &Value) -> bool {
+    let wrong =
+        |v: Option<&Value>, ok: fn(&Value) -> bool| v.is_some_and(|v| !v.is_null() && !ok(v));
+    if !chunk.is_object() || wrong(chunk.get("choices"), Value::is_array) {
+        return true;
+    }
+    let choice = chunk.get("choices").and_then(|c| c.get(0));
+    if wrong(choice, Value::is_object) {
+        return true;
+    }
+    let delta = choice.and_then(|c| c.get("delta"));
+    wrong(delta, Value::is_object)
+        || wrong(delta.and_then(|d| d.get("content")), Value::is_string)
+        || wrong(delta.and_then(|d| d.get("tool_calls")), Value::is_array)
+        || wrong(chunk.get("usage"), Value::is_object)
 }
 
 impl StreamAccumulator {
@@ -255,8 +276,12 @@ impl StreamAccumulator {
             return Ok(None);
         }
         let Ok(value) = serde_json::from_str::<Value>(data) else {
+            self.unreadable += 1;
             return Ok(None);
         };
+        if misshapen(&value) {
+            self.unreadable += 1;
+        }
         if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
             return Err(LlmError::new(
                 LlmErrorKind::Server,
@@ -361,6 +386,9 @@ impl StreamDecoder for StreamAccumulator {
     }
     fn terminator(&self) -> &'static str {
         "`[DONE]`"
+    }
+    fn unreadable(&self) -> usize {
+        self.unreadable
     }
     fn finish(self: Box<Self>) -> ChatResponse {
         StreamAccumulator::finish(*self)

@@ -27,6 +27,11 @@ pub trait StreamDecoder {
     fn is_done(&self) -> bool;
     /// What says a stream is complete, as a user may read it (`[DONE]`, `message_stop`).
     fn terminator(&self) -> &'static str;
+    /// How many payloads were not of this format at all (the reply is then checked: one
+    /// with nothing readable is an error, not an empty answer).
+    fn unreadable(&self) -> usize {
+        0
+    }
     /// The reply accumulated so far.
     fn finish(self: Box<Self>) -> ChatResponse;
 }
@@ -432,7 +437,12 @@ impl HttpLlm {
                 return Err(bounds::cut_off(self.config(), decoder.terminator()));
             }
         }
-        Ok(decoder.finish())
+        let unreadable = decoder.unreadable();
+        let reply = decoder.finish();
+        if unreadable > 0 && reply.content.is_empty() && reply.tool_calls.is_empty() {
+            return Err(bounds::unreadable(self.config(), unreadable));
+        }
+        Ok(reply)
     }
 
     /// The names of the models the provider offers.
