@@ -14,7 +14,7 @@
 import { Connection } from './messaging.js';
 import {
   CONTEXT_WINDOW, DEFAULT_SETTINGS, PRICE_PER_MILLION, PROVIDERS as PROVIDER_DEFAULTS, REQUESTS,
-  COMPACT_AT, INPUT_ANSWER_TIMEOUT, READING_LEVELS, SEARCH_PROVIDERS, TOKEN_BUDGET,
+  COMPACT_AT, INPUT_ANSWER_TIMEOUT, MODEL_DEADLINE, READING_LEVELS, SEARCH_PROVIDERS, TOKEN_BUDGET,
 } from './protocol.gen.js';
 
 /** How each provider's fields are explained (its defaults come from protocol.gen.js). */
@@ -105,6 +105,7 @@ const apiKey = $('api-key');
 const contextWindow = $('context-window');
 const tokenBudget = $('token-budget');
 const compactAt = $('compact-at');
+const modelDeadline = $('model-deadline');
 const readingLevel = $('reading-level');
 const answerTimeout = $('answer-timeout');
 /** The price inputs, by the settings' field names. */
@@ -152,7 +153,7 @@ function setStatus(text, kind = 'info') {
 /** Marks `input` (or no field, with null) as the one the current error is about. */
 function markInvalid(input) {
   for (const field of [baseUrl, model, apiKey, contextWindow, ...Object.values(priceInputs), tokenBudget, compactAt,
-    answerTimeout, searchBaseUrl, searchApiKey]) {
+    modelDeadline, answerTimeout, searchBaseUrl, searchApiKey]) {
     if (field === input) field.setAttribute('aria-invalid', 'true');
     else field.removeAttribute('aria-invalid');
   }
@@ -248,6 +249,7 @@ function fill(settings) {
   tokenBudget.value = String(current.token_budget ?? DEFAULTS.token_budget);
   compactAt.value = String(current.compact_at_percent ?? COMPACT_AT.default);
   answerTimeout.value = String(current.input_answer_timeout_secs ?? INPUT_ANSWER_TIMEOUT.default);
+  modelDeadline.value = String(current.model_deadline_secs ?? MODEL_DEADLINE.default);
   readingLevel.value = READING_LEVELS.includes(current.reading_level) ? current.reading_level : DEFAULTS.reading_level;
   searchProvider.value = current.search_provider in SEARCH_PROVIDERS ? current.search_provider : 'off';
   searchBaseUrl.value = current.search_base_url ?? '';
@@ -411,6 +413,16 @@ async function settingsFromForm({ requirePermission }) {
     markInvalid(answerTimeout);
     return null;
   }
+  const deadline = typedNumber(modelDeadline);
+  if (deadline === null || deadline === '' || deadline < MODEL_DEADLINE.min || deadline > MODEL_DEADLINE.max) {
+    setStatus(
+      `Enter the model call deadline as a whole number of seconds from ${MODEL_DEADLINE.min} ` +
+        `to ${plainNumber(MODEL_DEADLINE.max)}, e.g. ${MODEL_DEADLINE.default}.`,
+      'error',
+    );
+    markInvalid(modelDeadline);
+    return null;
+  }
   const window = typedNumber(contextWindow);
   if (window === null) {
     setStatus(
@@ -463,6 +475,7 @@ async function settingsFromForm({ requirePermission }) {
     token_budget: budget,
     compact_at_percent: compact,
     input_answer_timeout_secs: answerSecs,
+    model_deadline_secs: deadline,
     reading_level: readingLevel.value,
     ...search,
   };
@@ -495,6 +508,7 @@ function pointAt(message) {
   if (/token budget/i.test(message)) return tokenBudget;
   if (/compact at/i.test(message)) return compactAt;
   if (/wait for your answer/i.test(message)) return answerTimeout;
+  if (/model call deadline/i.test(message)) return modelDeadline;
   if (/context window/i.test(message)) return contextWindow;
   if (/cached input price/i.test(message)) return priceInputs.cached_input;
   if (/output price/i.test(message)) return priceInputs.output;

@@ -95,6 +95,7 @@ export const RUN_ERROR_KINDS = Object.freeze([
   "context_too_long",
   "config",
   "unavailable",
+  "deadline",
   "empty_reply",
   "interrupted",
   "internal",
@@ -162,6 +163,13 @@ export const INPUT_ANSWER_TIMEOUT = Object.freeze({
   "default": 1800,
   "max": 86400,
   "min": 60
+});
+
+/** "Model call deadline" (seconds): the default and the bounds a setting must keep. */
+export const MODEL_DEADLINE = Object.freeze({
+  "default": 300,
+  "max": 3600,
+  "min": 10
 });
 
 /** Context window bounds a setting must keep (0: the model's default). */
@@ -267,6 +275,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   "input_ack_timeout_secs": 300,
   "input_answer_timeout_secs": 1800,
   "model": "",
+  "model_deadline_secs": 300,
   "prices": {
     "cached_input": null,
     "input": null,

@@ -37,6 +37,8 @@ pub const DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
 pub const CONTEXT_WINDOW_RANGE: (u32, u32) = (1_024, 10_000_000);
 /// Smallest and largest token budget per run a setting may give.
 pub const TOKEN_BUDGET_RANGE: (u64, u64) = (1_000, 10_000_000);
+/// Shortest and longest "Model call deadline" a setting may give (seconds).
+pub const MODEL_DEADLINE_RANGE: (u64, u64) = (10, 3_600);
 /// Highest price per million tokens a setting may give (US$).
 pub const MAX_PRICE: f64 = 10_000.0;
 
@@ -179,6 +181,10 @@ pub struct Settings {
     /// Whether the user answered the popup's offer to search the web ("Turn on" or "Not
     /// now"): it is made once, and never again after an answer.
     pub search_offered: bool,
+    /// "Model call deadline": the longest one model call may take in all, however steadily
+    /// the server keeps sending (s, 10 to 3,600; default 300). A record without it (any
+    /// version) reads as the default.
+    pub model_deadline_secs: u64,
 }
 
 impl Default for Settings {
@@ -202,6 +208,7 @@ impl Default for Settings {
             search_base_url: String::new(),
             search_api_key: String::new(),
             search_offered: false,
+            model_deadline_secs: crate::llm::wire::DEFAULT_TOTAL_MS / 1000,
         }
     }
 }
@@ -364,6 +371,13 @@ impl Settings {
             return Err(InvalidSettings(format!(
                 "The time a question may wait for your answer must be between {lo} and {hi} seconds (got {}).",
                 self.input_answer_timeout_secs
+            )));
+        }
+        let (lo, hi) = MODEL_DEADLINE_RANGE;
+        if !(lo..=hi).contains(&self.model_deadline_secs) {
+            return Err(InvalidSettings(format!(
+                "Model call deadline must be between 10 and 3,600 seconds (got {}).",
+                self.model_deadline_secs
             )));
         }
         self.reading_level = self.reading_level.trim().to_ascii_lowercase();

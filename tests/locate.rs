@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use futures::executor::block_on;
-use knowledgelens::protocol::{Command, Request, MAX_LOCATE_CHARS};
+use knowledgelens::protocol::{Command, Request, MAX_LOCATE_CHARS, PAGE_READ_TIMEOUT_MS};
 use knowledgelens::service::{Ports, Service};
 use knowledgelens::testing::{
-    FixedModel, ManualClock, MemoryStore, NoSearch, RecordingSink, ScriptedLlm, SeededRandom,
-    StaticPages,
+    poll_times, FixedModel, ManualClock, MemoryStore, NoSearch, RecordingSink, ScriptedLlm,
+    SeededRandom, StaticPages,
 };
 use knowledgelens::types::PageInfo;
 use serde_json::{json, Value};
@@ -95,4 +95,60 @@ fn the_text_is_required_trimmed_and_capped() {
         Command::LocatePassage { text, .. } => assert_eq!(text.chars().count(), MAX_LOCATE_CHARS),
         other => panic!("parsed as {}", other.name()),
     }
+}
+
+/// A tab whose frame never answers the locator (a hung page).
+struct HungPage;
+
+impl knowledgelens::ports::PageReader for HungPage {
+    fn read(
+        &self,
+        _tab_id: i64,
+    ) -> futures::future::LocalBoxFuture<'_, Result<PageInfo, knowledgelens::types::PageReadError>>
+    {
+        Box::pin(futures::future::pending())
+    }
+
+    fn locate<'a>(
+        &'a self,
+        _tab_id: i64,
+        _passage: &'a str,
+    ) -> futures::future::LocalBoxFuture<'a, Result<bool, knowledgelens::types::PageReadError>>
+    {
+        Box::pin(futures::future::pending())
+    }
+}
+
+#[test]
+fn a_page_that_never_answers_is_given_up_on_after_the_page_read_limit() {
+    let clock = ManualClock::held(1_000);
+    let service = Service::new(Ports {
+        sessions: Rc::new(MemoryStore::new()),
+        settings: Rc::new(MemoryStore::new()),
+        clock: clock.clone(),
+        events: Rc::new(RecordingSink::default()),
+        pages: Rc::new(HungPage),
+        models: Rc::new(FixedModel(Rc::new(ScriptedLlm::new(vec![])))),
+        random: Rc::new(SeededRandom::new(3).at_most(0)),
+        search: Rc::new(NoSearch),
+        capture: Rc::new(knowledgelens::ports::NoCapture),
+    });
+    let request = json!({"id": 4, "type": "locate_passage", "session": "tab:7", "text": "Agnes"});
+    let mut reply = Box::pin(service.handle_json(request));
+    assert!(
+        poll_times(reply.as_mut(), 4).is_none(),
+        "waits for the page"
+    );
+    clock.advance(PAGE_READ_TIMEOUT_MS - 1);
+    assert!(
+        poll_times(reply.as_mut(), 4).is_none(),
+        "still within the limit"
+    );
+    clock.advance(1);
+    let (reply, _) = poll_times(reply.as_mut(), 4).expect("given up at the limit");
+    assert_eq!(reply["error"]["kind"], "not_found");
+    assert_eq!(
+        reply["error"]["message"],
+        "The page did not answer within 10 s, so the passage cannot be shown. Try again once the page has finished loading."
+    );
 }

@@ -326,6 +326,9 @@ impl StreamDecoder for StreamAccumulator {
     fn is_done(&self) -> bool {
         StreamAccumulator::is_done(self)
     }
+    fn terminator(&self) -> &'static str {
+        "`message_stop`"
+    }
     fn finish(self: Box<Self>) -> ChatResponse {
         StreamAccumulator::finish(*self)
     }

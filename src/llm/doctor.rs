@@ -74,7 +74,7 @@ pub struct DoctorContext {
     pub models: Option<Vec<String>>,
 }
 
-fn where_(config: &ProviderConfig) -> String {
+pub(crate) fn where_(config: &ProviderConfig) -> String {
     match config.provider {
         Provider::ChromeBuiltin => "Chrome's built-in model".into(),
         p => format!("the {} server at {}", p.label(), config.base()),
@@ -363,6 +363,9 @@ pub fn nearest_models(wanted: &str, models: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// How the detail of a stream cut off before its terminator starts.
+pub(crate) const CUT_OFF: &str = "stream ended without";
+
 /// Expands a failure into the problem and its remedy.
 pub fn diagnose(config: &ProviderConfig, err: &LlmError, ctx: &DoctorContext) -> Diagnosis {
     let origin = config.origin();
@@ -386,10 +389,30 @@ pub fn diagnose(config: &ProviderConfig, err: &LlmError, ctx: &DoctorContext) ->
                 "Then click Test connection again.".into(),
             ];
         }
+        LlmErrorKind::Config if err.status == Some(200) => {
+            d.problem = Problem::Config;
+            d.steps = vec![
+                format!("Set the Base URL to the model server's API (for example {}), then click Test connection.", config.provider.default_base_url()),
+                "If a proxy or a network sign-in page is in the way, sign in in a tab first.".into(),
+            ];
+        }
         LlmErrorKind::Config => {
             d.problem = Problem::Config;
             d.steps
                 .push("Fill in the missing field above, then click Test connection.".into());
+        }
+        LlmErrorKind::Deadline => {
+            d.problem = Problem::Timeout;
+            d.steps = vec!["The server kept the call open past the model call deadline. A slow local model may need a longer \"Model call deadline\" below; otherwise check the server's log.".into()];
+        }
+        LlmErrorKind::Network
+            if err
+                .detail
+                .as_deref()
+                .is_some_and(|t| t.starts_with(CUT_OFF)) =>
+        {
+            d.problem = Problem::Server;
+            d.steps = vec!["The server broke off its reply: try again, and check the server's log if it keeps happening.".into()];
         }
         LlmErrorKind::Unavailable => {
             d.problem = Problem::BuiltinUnavailable;

@@ -2,6 +2,7 @@
 //! single place that decides which of them are worth retrying. Pure: no browser access.
 
 pub mod anthropic;
+pub mod bounds;
 pub mod builtin;
 pub mod doctor;
 pub mod gemini;

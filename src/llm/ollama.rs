@@ -112,7 +112,7 @@ impl StreamAccumulator {
     }
 
     fn apply_value(&mut self, value: &Value) -> Result<Option<String>, LlmError> {
-        if let Some(err) = value.get("error") {
+        if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
             // A streamed call reports errors after its 200 head, as a line; a refused
             // `format` is a bad request there too, so the fallback still applies.
             let text = error_text(err);
@@ -204,6 +204,9 @@ impl StreamDecoder for StreamAccumulator {
     }
     fn is_done(&self) -> bool {
         StreamAccumulator::is_done(self)
+    }
+    fn terminator(&self) -> &'static str {
+        "`done: true`"
     }
     fn finish(self: Box<Self>) -> ChatResponse {
         StreamAccumulator::finish(*self)

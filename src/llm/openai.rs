@@ -3,6 +3,8 @@
 //! stream accumulation, and [`OpenAiWire`], its [`WireFormat`] for
 //! [`super::wire::HttpLlm`]. Wire format: <https://platform.openai.com/docs/api-reference/chat>.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
 use super::doctor;
@@ -107,7 +109,7 @@ pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
             ..Default::default()
         });
     };
-    if let Some(err) = value.get("error") {
+    if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
         return Err(LlmError::new(
             LlmErrorKind::Server,
             format!("The model server reported an error: {}", error_text(err)),
@@ -224,11 +226,38 @@ pub fn parse_models(body: &str) -> Result<Vec<String>, LlmError> {
         .collect())
 }
 
+/// Most tool calls one streamed reply may carry: a stream's `index` beyond this is a
+/// protocol error, never a size (a hostile `"index": 4294967295` must not allocate).
+pub const MAX_STREAMED_TOOL_CALLS: u64 = 64;
+
 /// Accumulates streamed chat-completion chunks into a [`ChatResponse`].
 #[derive(Debug, Default)]
 pub struct StreamAccumulator {
     response: ChatResponse,
+    /// Tool calls by their stream `index` (at most [`MAX_STREAMED_TOOL_CALLS`]).
+    calls: BTreeMap<u64, ToolCall>,
+    /// Payloads that were not a chunk of this format (not JSON, or fields of the wrong type).
+    unreadable: usize,
     done: bool,
+}
+
+/// Whether a chunk's fields have types no chat-completion chunk has (`choices` not a list,
+/// a `delta` that is not an object, `content` that is not text, ...).
+fn misshapen(chunk: &Value) -> bool {
+    let wrong =
+        |v: Option<&Value>, ok: fn(&Value) -> bool| v.is_some_and(|v| !v.is_null() && !ok(v));
+    if !chunk.is_object() || wrong(chunk.get("choices"), Value::is_array) {
+        return true;
+    }
+    let choice = chunk.get("choices").and_then(|c| c.get(0));
+    if wrong(choice, Value::is_object) {
+        return true;
+    }
+    let delta = choice.and_then(|c| c.get("delta"));
+    wrong(delta, Value::is_object)
+        || wrong(delta.and_then(|d| d.get("content")), Value::is_string)
+        || wrong(delta.and_then(|d| d.get("tool_calls")), Value::is_array)
+        || wrong(chunk.get("usage"), Value::is_object)
 }
 
 impl StreamAccumulator {
@@ -238,7 +267,8 @@ impl StreamAccumulator {
     }
 
     /// Applies one SSE `data:` payload; returns the content delta it carried, if any.
-    /// `[DONE]` marks the end; a payload that is not JSON is ignored.
+    /// `[DONE]` marks the end; a payload that is not JSON is ignored; a tool-call index of
+    /// [`MAX_STREAMED_TOOL_CALLS`] or more is an error.
     pub fn apply(&mut self, data: &str) -> Result<Option<String>, LlmError> {
         let data = data.trim();
         if data == "[DONE]" {
@@ -246,9 +276,13 @@ impl StreamAccumulator {
             return Ok(None);
         }
         let Ok(value) = serde_json::from_str::<Value>(data) else {
+            self.unreadable += 1;
             return Ok(None);
         };
-        if let Some(err) = value.get("error") {
+        if misshapen(&value) {
+            self.unreadable += 1;
+        }
+        if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
             return Err(LlmError::new(
                 LlmErrorKind::Server,
                 format!(
@@ -275,16 +309,20 @@ impl StreamAccumulator {
             .into_iter()
             .flatten()
         {
-            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-            while self.response.tool_calls.len() <= index {
-                let n = self.response.tool_calls.len();
-                self.response.tool_calls.push(ToolCall {
-                    id: format!("call_{n}"),
-                    name: String::new(),
-                    arguments: String::new(),
-                });
+            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+            if index >= MAX_STREAMED_TOOL_CALLS {
+                return Err(LlmError::new(
+                    LlmErrorKind::BadRequest,
+                    format!(
+                        "The model server sent a tool call numbered {index}; a reply may carry at most {MAX_STREAMED_TOOL_CALLS}. It does not speak the OpenAI streaming format correctly: check the Base URL and the server in Options."
+                    ),
+                ));
             }
-            let slot = &mut self.response.tool_calls[index];
+            let slot = self.calls.entry(index).or_insert_with(|| ToolCall {
+                id: format!("call_{index}"),
+                name: String::new(),
+                arguments: String::new(),
+            });
             if let Some(id) = call.get("id").and_then(Value::as_str) {
                 slot.id = id.to_string();
             }
@@ -315,6 +353,7 @@ impl StreamAccumulator {
 
     /// The accumulated response (tool calls without a name are dropped).
     pub fn finish(mut self) -> ChatResponse {
+        self.response.tool_calls = std::mem::take(&mut self.calls).into_values().collect();
         self.response.tool_calls.retain(|c| !c.name.is_empty());
         for c in &mut self.response.tool_calls {
             if c.arguments.trim().is_empty() {
@@ -344,6 +383,12 @@ impl StreamDecoder for StreamAccumulator {
     }
     fn is_done(&self) -> bool {
         StreamAccumulator::is_done(self)
+    }
+    fn terminator(&self) -> &'static str {
+        "`[DONE]`"
+    }
+    fn unreadable(&self) -> usize {
+        self.unreadable
     }
     fn finish(self: Box<Self>) -> ChatResponse {
         StreamAccumulator::finish(*self)

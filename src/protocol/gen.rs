@@ -16,7 +16,9 @@ use super::{
 };
 use crate::llm::provider::Provider;
 use crate::search::{brave, tavily, SearchProvider};
-use crate::settings::{Settings, WebSearch, CONTEXT_WINDOW_RANGE, MAX_PRICE, TOKEN_BUDGET_RANGE};
+use crate::settings::{
+    Settings, WebSearch, CONTEXT_WINDOW_RANGE, MAX_PRICE, MODEL_DEADLINE_RANGE, TOKEN_BUDGET_RANGE,
+};
 use crate::state::config::{ReadingLevel, RunConfig};
 use crate::state::RunStatus;
 use crate::types::events::{EventKind, StepView};
@@ -229,6 +231,11 @@ pub fn protocol_js() -> String {
             "How long a shown question waits for the answer (s): the default and the bounds a setting must keep.",
             "INPUT_ANSWER_TIMEOUT",
             json!({"default": crate::settings::DEFAULT_INPUT_ANSWER_TIMEOUT_SECS, "min": crate::settings::INPUT_ANSWER_TIMEOUT_RANGE.0, "max": crate::settings::INPUT_ANSWER_TIMEOUT_RANGE.1}),
+        ),
+        (
+            "\"Model call deadline\" (seconds): the default and the bounds a setting must keep.",
+            "MODEL_DEADLINE",
+            json!({"default": crate::llm::wire::DEFAULT_TOTAL_MS / 1000, "min": MODEL_DEADLINE_RANGE.0, "max": MODEL_DEADLINE_RANGE.1}),
         ),
         (
             "Context window bounds a setting must keep (0: the model's default).",

@@ -1,9 +1,11 @@
 //! `locate_passage`: shows a cited page passage in its tab (scrolled into view, highlighted
 //! briefly) through the [`crate::ports::PageReader`] port. Only a tab's session has a page.
 
+use futures::future::{self, Either};
+
 use super::Service;
 use crate::protocol::reply::LocateReply;
-use crate::protocol::{ApiError, ApiErrorKind, SessionKey};
+use crate::protocol::{ApiError, ApiErrorKind, SessionKey, PAGE_READ_TIMEOUT_MS};
 use crate::types::PageReadError;
 
 impl Service {
@@ -20,7 +22,14 @@ impl Service {
         };
         let tab_id = i64::try_from(tab_id)
             .map_err(|_| ApiError::bad_request(format!("{session} names no tab.")))?;
-        match self.ports.pages.locate(tab_id, text).await {
+        // A page that does not answer (a hung frame) is given up on like a slow read.
+        let locate = self.ports.pages.locate(tab_id, text);
+        let late = self.ports.clock.sleep(PAGE_READ_TIMEOUT_MS);
+        let result = match future::select(locate, late).await {
+            Either::Left((result, _)) => result,
+            Either::Right(_) => Err(PageReadError::Timeout),
+        };
+        match result {
             Ok(found) => Ok(LocateReply { found }),
             Err(err) => Err(locate_error(err)),
         }
@@ -37,6 +46,13 @@ fn locate_error(err: PageReadError) -> ApiError {
         PageReadError::NotScriptable(detail) => ApiError::new(
             ApiErrorKind::Forbidden,
             format!("KnowledgeLens can't show passages on this page ({detail})."),
+        ),
+        PageReadError::Timeout => ApiError::new(
+            ApiErrorKind::NotFound,
+            format!(
+                "The page did not answer within {} s, so the passage cannot be shown. Try again once the page has finished loading.",
+                PAGE_READ_TIMEOUT_MS / 1000
+            ),
         ),
         other => ApiError::new(
             ApiErrorKind::Internal,

@@ -307,3 +307,34 @@ fn the_run_never_waits_without_limit() {
     assert_eq!(huge.ack_wait_ms(), 86_400_000);
     assert_eq!(old.sanitized().input_answer_timeout_ms, 1_800_000);
 }
+
+#[test]
+fn the_model_call_deadline_defaults_to_5_minutes_and_keeps_its_bounds() {
+    assert_eq!(Settings::default().model_deadline_secs, 300);
+    // A record written before the setting existed reads as the default.
+    let old =
+        r#"{"version":2,"provider":"openai_compatible","base_url":"http://127.0.0.1:8080/v1"}"#;
+    assert_eq!(
+        Settings::decode(old).expect("decodes").model_deadline_secs,
+        300
+    );
+    for ok in [10, 300, 3_600] {
+        let s = Settings {
+            model_deadline_secs: ok,
+            ..Default::default()
+        };
+        assert_eq!(s.validated().expect("valid").model_deadline_secs, ok);
+    }
+    for bad in [0, 9, 3_601] {
+        let err = Settings {
+            model_deadline_secs: bad,
+            ..Default::default()
+        }
+        .validated()
+        .unwrap_err();
+        assert_eq!(
+            err.0,
+            format!("Model call deadline must be between 10 and 3,600 seconds (got {bad}).")
+        );
+    }
+}

@@ -31,6 +31,9 @@ pub enum LlmErrorKind {
     Config,
     /// The model cannot run here (Chrome's built-in model is unavailable on this device).
     Unavailable,
+    /// The call ran past its total deadline ("Model call deadline"), however steadily the
+    /// server kept sending. Never retried: another attempt would take as long.
+    Deadline,
 }
 
 impl LlmErrorKind {
@@ -55,6 +58,7 @@ impl LlmErrorKind {
             Self::ContextTooLong => "context_too_long",
             Self::Config => "config",
             Self::Unavailable => "unavailable",
+            Self::Deadline => "deadline",
         }
     }
 
@@ -121,7 +125,7 @@ pub enum RunErrorKind {
 
 impl RunErrorKind {
     /// Every kind with a name of its own, in wire order (for the generated protocol file).
-    pub const ALL: [RunErrorKind; 15] = [
+    pub const ALL: [RunErrorKind; 16] = [
         Self::Llm(LlmErrorKind::Network),
         Self::Llm(LlmErrorKind::Timeout),
         Self::Llm(LlmErrorKind::RateLimited),
@@ -132,6 +136,7 @@ impl RunErrorKind {
         Self::Llm(LlmErrorKind::ContextTooLong),
         Self::Llm(LlmErrorKind::Config),
         Self::Llm(LlmErrorKind::Unavailable),
+        Self::Llm(LlmErrorKind::Deadline),
         Self::EmptyReply,
         Self::Interrupted,
         Self::Internal,

@@ -16,7 +16,8 @@ use super::interop::{call, chrome, object, to_js, to_json_text, JsError};
 use super::notifier::ChromeNotifier;
 use super::pages::ChromePages;
 use super::storage::{Area, ChromeStore};
-use crate::llm::wire::HttpLlm;
+use crate::llm::bounds::WithDeadline;
+use crate::llm::wire::{HttpLlm, Timeouts};
 use crate::llm::{LlmError, ProviderConfig};
 use crate::ports::Clock;
 use crate::ports::LlmClient;
@@ -31,23 +32,39 @@ use futures::FutureExt;
 /// that rejects constrained output) holds for the session.
 #[derive(Default)]
 struct WebModels {
-    cached: RefCell<Option<(ProviderConfig, Rc<dyn LlmClient>)>>,
+    cached: RefCell<Option<(ClientKey, Rc<dyn LlmClient>)>>,
+}
+
+/// What a cached client was built for: the provider settings and the model call deadline (s).
+type ClientKey = (ProviderConfig, u64);
+
+/// An HTTP client for `wire` whose calls end by the "Model call deadline" of `settings`.
+fn http_llm(settings: &Settings, wire: Box<dyn crate::llm::wire::WireFormat>) -> HttpLlm {
+    let total_ms = settings.model_deadline_secs.saturating_mul(1000);
+    HttpLlm::new(Rc::new(FetchHttp), Rc::new(JsClock), wire)
+        .with_timeouts(Timeouts::with_total_ms(total_ms))
 }
 
 impl ModelFactory for WebModels {
     fn client(&self, settings: &Settings) -> Rc<dyn LlmClient> {
         let config = settings.provider_config();
+        let key = (config.clone(), settings.model_deadline_secs);
         let mut cached = self.cached.borrow_mut();
         if let Some((known, client)) = cached.as_ref() {
-            if *known == config {
+            if *known == key {
                 return client.clone();
             }
         }
         let client: Rc<dyn LlmClient> = match crate::llm::wire_for(config.clone()) {
-            Some(wire) => Rc::new(HttpLlm::new(Rc::new(FetchHttp), Rc::new(JsClock), wire)),
-            None => Rc::new(super::builtin::BuiltinModel::new()),
+            Some(wire) => Rc::new(http_llm(settings, wire)),
+            None => Rc::new(WithDeadline::new(
+                Rc::new(super::builtin::BuiltinModel::new()),
+                Rc::new(JsClock),
+                config,
+                settings.model_deadline_secs.saturating_mul(1000),
+            )),
         };
-        *cached = Some((config, client.clone()));
+        *cached = Some((key, client.clone()));
         client
     }
 
@@ -58,11 +75,7 @@ impl ModelFactory for WebModels {
         async move {
             let config = settings.provider_config();
             match crate::llm::wire_for(config) {
-                Some(wire) => {
-                    HttpLlm::new(Rc::new(FetchHttp), Rc::new(JsClock), wire)
-                        .list_models()
-                        .await
-                }
+                Some(wire) => http_llm(settings, wire).list_models().await,
                 None => Ok(Vec::new()),
             }
         }

@@ -187,3 +187,35 @@ fn nearest_models_prefers_containment_then_distance() {
     assert_eq!(nearest_models("gpt-4o-min", &models)[0], "gpt-4o-mini");
     assert!(nearest_models("zzzzzzzzzzzzzzzzzzzz-unrelated", &models).is_empty());
 }
+
+#[test]
+fn hostile_replies_are_diagnosed_as_what_they_are_not_as_unreachable() {
+    use crate::llm::bounds;
+    let config = ProviderConfig::openai("http://127.0.0.1:8080/v1", "m", "");
+    let ctx = DoctorContext::default();
+    // An HTML page answering 200: the Base URL, not a missing field.
+    let d = diagnose(
+        &config,
+        &bounds::wrong_format(&config, "an HTML page"),
+        &ctx,
+    );
+    assert_eq!(d.problem, Problem::Config);
+    assert!(
+        d.summary.contains("answered with an HTML page"),
+        "{}",
+        d.summary
+    );
+    assert!(d.steps[0].starts_with("Set the Base URL"), "{:?}", d.steps);
+    // Past the deadline: a timeout whose remedy is the setting.
+    let d = diagnose(&config, &bounds::deadline(&config, 10_000), &ctx);
+    assert_eq!(d.problem, Problem::Timeout);
+    assert!(
+        d.steps[0].contains("\"Model call deadline\""),
+        "{:?}",
+        d.steps
+    );
+    // A stream cut off: the server broke off, it did answer.
+    let d = diagnose(&config, &bounds::cut_off(&config, "`[DONE]`"), &ctx);
+    assert_eq!(d.problem, Problem::Server);
+    assert!(d.summary.contains("was cut off"), "{}", d.summary);
+}

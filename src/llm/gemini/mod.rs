@@ -189,7 +189,7 @@ impl StreamAccumulator {
     }
 
     fn apply_value(&mut self, value: &Value) -> Result<Option<String>, LlmError> {
-        if let Some(err) = value.get("error") {
+        if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
             let message = err
                 .get("message")
                 .and_then(Value::as_str)
@@ -303,6 +303,9 @@ impl StreamDecoder for StreamAccumulator {
     }
     fn is_done(&self) -> bool {
         StreamAccumulator::is_done(self)
+    }
+    fn terminator(&self) -> &'static str {
+        "a `finishReason`"
     }
     fn finish(self: Box<Self>) -> ChatResponse {
         StreamAccumulator::finish(*self)

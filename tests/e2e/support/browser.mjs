@@ -256,13 +256,16 @@ export async function tabIdOf(context, page) {
 
 /**
  * Sets the provider (by default the one shown: OpenAI-compatible unless another was saved) and
- * its fields, and when given the token budget and the context window, through the options page
- * UI; waits for "Saved.".
+ * its fields, and when given the token budget, the context window and the model call deadline
+ * (seconds), through the options page UI; waits for "Saved.".
  */
 export async function configureProvider(
   context,
   extId,
-  { provider = undefined, baseUrl, model = 'scripted-model', apiKey = '', tokenBudget = undefined, contextWindow = undefined },
+  {
+    provider = undefined, baseUrl, model = 'scripted-model', apiKey = '', tokenBudget = undefined, contextWindow = undefined,
+    modelDeadline = undefined,
+  },
 ) {
   const page = await context.newPage();
   try {
@@ -278,6 +281,9 @@ export async function configureProvider(
     }
     if (contextWindow !== undefined) {
       await page.getByRole('spinbutton', { name: 'Context window', exact: true }).fill(String(contextWindow));
+    }
+    if (modelDeadline !== undefined) {
+      await page.getByRole('spinbutton', { name: 'Model call deadline (seconds)', exact: true }).fill(String(modelDeadline));
     }
     await page.getByRole('button', { name: 'Save' }).click();
     const status = page.getByRole('status');

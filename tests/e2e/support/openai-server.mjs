@@ -140,6 +140,14 @@ export class ScriptedOpenAI {
     return null;
   }
 
+  /**
+   * Answers a request itself, bypassing the script (true when it did). Subclasses override it
+   * to send what no scripted reply can (see hostile-server.mjs); the base server never does.
+   */
+  async intercept(_body, _record, _res) {
+    return false;
+  }
+
   async close() {
     for (const socket of this.sockets) socket.destroy();
     await new Promise((done) => this.server.close(() => done()));
@@ -162,6 +170,7 @@ export class ScriptedOpenAI {
     }
     const record = { method: req.method, path: url.pathname, headers: req.headers, body, at, served: null };
     this.requests.push(record);
+    if (await this.intercept(body, record, res)) return;
 
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       sendJson(res, 200, { object: 'list', data: [{ id: MODEL, object: 'model', owned_by: 'tests' }] });
