@@ -107,6 +107,11 @@ pub fn redirect_error(config: &ProviderConfig) -> LlmError {
 /// `text` with every occurrence of `key`, and of any piece of it at least 12 characters
 /// long, replaced by [`KEY_MARK`]. Keys under 4 characters are left alone.
 pub fn scrub(text: &str, key: &str) -> String {
+    scrub_pieces(text, key, MIN_FRAGMENT)
+}
+
+/// [`scrub`] down to pieces of `min_piece` characters.
+fn scrub_pieces(text: &str, key: &str, min_piece: usize) -> String {
     let key = key.trim();
     if key.chars().count() < MIN_KEY || text.is_empty() {
         return text.to_string();
@@ -126,9 +131,9 @@ pub fn scrub(text: &str, key: &str) -> String {
         .map(|(i, _)| i)
         .chain([key.len()])
         .collect();
-    if bounds.len() > MIN_FRAGMENT + 1 {
-        for w in bounds.windows(MIN_FRAGMENT + 1) {
-            mark(&key[w[0]..w[MIN_FRAGMENT]]);
+    if bounds.len() > min_piece + 1 {
+        for w in bounds.windows(min_piece + 1) {
+            mark(&key[w[0]..w[min_piece]]);
         }
     }
     if spans.is_empty() {
@@ -198,21 +203,34 @@ pub(crate) fn complete_scrubbed<'a>(
     .boxed_local()
 }
 
-/// Scrubs streamed text whose pieces may cut the key anywhere: the end of the text that
-/// could be the start of the key (or of a piece of it) is held back until the next delta
-/// shows what it is.
+/// Scrubs streamed text whose pieces may cut the key anywhere. Once the text seen so far ends
+/// in 4 or more characters of the key (a run that may go on as the key), that run is held
+/// back until a delta shows what it is, then passed on scrubbed. Ordinary text is passed on
+/// as it comes. At most 3 characters of the key can show before a run is held, so what is
+/// held is scrubbed down to pieces of 9 characters: no piece of 12 shows.
 pub struct DeltaScrub<'k> {
     key: &'k str,
+    /// The end of the text seen so far (at most the key's length), held or passed on.
+    recent: String,
+    /// Text not passed on yet.
     held: String,
 }
+
+/// The shortest run of key characters at the end of the stream that is held back.
+const MIN_HOLD: usize = 4;
 
 impl<'k> DeltaScrub<'k> {
     /// A scrubber for `key`.
     pub fn new(key: &'k str) -> Self {
         Self {
             key: key.trim(),
+            recent: String::new(),
             held: String::new(),
         }
+    }
+
+    fn scrubbed(&self, text: &str) -> String {
+        scrub_pieces(text, self.key, MIN_FRAGMENT + 1 - MIN_HOLD)
     }
 
     /// Takes one delta; returns the text that is safe to show now, if any.
@@ -221,21 +239,36 @@ impl<'k> DeltaScrub<'k> {
             return (!delta.is_empty()).then(|| delta.to_string());
         }
         self.held.push_str(delta);
-        // The longest end of the text that is part of the key: it may go on as the key.
-        let keep = self
-            .held
+        self.recent.push_str(delta);
+        let excess = self
+            .recent
+            .chars()
+            .count()
+            .saturating_sub(self.key.chars().count());
+        if let Some((cut, _)) = self.recent.char_indices().nth(excess) {
+            self.recent.drain(..cut);
+        }
+        // The longest end of the text that is part of the key.
+        let run = self
+            .recent
             .char_indices()
             .map(|(i, _)| i)
-            .find(|&i| self.key.contains(&self.held[i..]))
-            .unwrap_or(self.held.len());
-        let ready = scrub(&self.held[..keep], self.key);
+            .find(|&i| self.key.contains(&self.recent[i..]))
+            .map_or("", |i| &self.recent[i..]);
+        let hold = if run.chars().count() >= MIN_HOLD {
+            run.len().min(self.held.len())
+        } else {
+            0
+        };
+        let keep = self.held.len() - hold;
+        let ready = self.scrubbed(&self.held[..keep]);
         self.held.drain(..keep);
         (!ready.is_empty()).then_some(ready)
     }
 
     /// The text still held back, scrubbed, at the end of the stream.
     pub fn finish(self) -> Option<String> {
-        (!self.held.is_empty()).then(|| scrub(&self.held, self.key))
+        (!self.held.is_empty()).then(|| self.scrubbed(&self.held))
     }
 }
 
@@ -347,16 +380,20 @@ mod tests {
             ),
             "Your key is [key], ok."
         );
-        // Ordinary text is passed on as it comes, apart from a few letters at most.
+        // Ordinary text is passed on as it comes, even where it ends in a few letters of
+        // the key.
         let mut stream = DeltaScrub::new(key);
         assert_eq!(stream.push("Hello there, "), Some("Hello there, ".into()));
+        assert_eq!(stream.push("as sk-"), Some("as sk-".into()));
+        assert_eq!(stream.push("proj-Abc1"), None);
+        assert_eq!(stream.push("23Def456Ghi789!"), Some("[key]!".into()));
         assert_eq!(streamed(&["plain ", "words"], ""), "plain words");
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
-        /// However a text with the key is cut into deltas, the key never shows, and the
-        /// deltas add up to the scrubbed text.
+        /// However a text with the key is cut into deltas, no piece of 12 characters of it
+        /// shows, and the text around it comes through.
         #[test]
         fn no_delta_cut_shows_the_key(
             key in "[A-Za-z0-9_-]{12,40}",
@@ -387,7 +424,14 @@ mod tests {
                 }
             }
             shown.extend(stream.finish());
-            prop_assert_eq!(shown, scrub(&text, &key));
+            // No piece the scrub replaces shows, and the text around the key is intact.
+            let chars: Vec<char> = key.chars().collect();
+            for w in chars.windows(MIN_FRAGMENT) {
+                let piece: String = w.iter().collect();
+                prop_assert!(!shown.contains(&piece), "{} in {}", piece, shown);
+            }
+            prop_assert!(shown.starts_with(&before), "{}", shown);
+            prop_assert!(shown.ends_with(&format!("{KEY_MARK}{after}")), "{}", shown);
         }
         /// However the key is embedded, no piece of 12 or more of its characters survives,
         /// and text without any piece of it is unchanged.
