@@ -8,10 +8,10 @@ use futures::future::{self, Either, LocalBoxFuture};
 use futures::FutureExt;
 
 use super::{brave, searxng, tavily, wikipedia, SearchConfig, SearchFactory, SearchProvider};
-use crate::llm::keys::scrub;
 use crate::ports::{
     read_body_to_string, Clock, HttpClient, HttpRequest, SearchClient, SearchQuery,
 };
+use crate::types::secrets::scrub;
 use crate::types::{SearchError, SearchResult};
 
 /// The deadline of one search request, from sending it to the end of its body.
@@ -154,7 +154,7 @@ impl HttpSearch {
 }
 
 /// What a search server says reaches the run through here, with the Search API key
-/// scrubbed from it (results and errors alike; see [`crate::llm::keys::scrub`]).
+/// scrubbed from it (results and errors alike; see [`crate::types::secrets::scrub`]).
 impl SearchClient for HttpSearch {
     fn search<'a>(
         &'a self,

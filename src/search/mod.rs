@@ -131,12 +131,10 @@ impl SearchConfig {
                 "{name} needs an API key: enter it as Search API key in Options."
             )));
         }
-        if needs_key && crate::llm::keys::key_in_clear(base, &self.api_key) {
-            let origin = crate::llm::provider::origin_of(base).unwrap_or_default();
-            return Some(SearchError::config(crate::llm::keys::insecure_key_message(
-                &origin,
-                "Search API key",
-            )));
+        if needs_key && crate::types::secrets::key_in_clear(base, &self.api_key) {
+            return Some(SearchError::config(
+                crate::types::secrets::insecure_key_message(base, "Search API key"),
+            ));
         }
         None
     }

@@ -2,7 +2,6 @@
 //! used), save (validated and normalized), and whether a model is set up at all.
 
 use super::Service;
-use crate::llm::provider::origin_of;
 use crate::llm::{doctor, keys};
 use crate::protocol::reply::{SearchOfferReply, SettingsReply};
 use crate::protocol::{ApiError, ApiErrorKind, SearchOfferAnswer};
@@ -70,10 +69,9 @@ impl Service {
         if settings.provider.uses_http()
             && keys::key_in_clear(&settings.base_url, &settings.api_key)
         {
-            let origin = origin_of(&settings.base_url).unwrap_or_default();
             return Err(ApiError::new(
                 ApiErrorKind::InvalidSettings,
-                keys::insecure_key_message(&origin, "API key"),
+                keys::insecure_key_message(&settings.base_url, "API key"),
             ));
         }
         // Search chosen in Options answers the popup's offer as well.

@@ -9,6 +9,7 @@ pub mod image;
 pub mod json_text;
 pub mod page;
 pub mod search;
+pub mod secrets;
 pub mod source;
 pub mod tokens;
 
