@@ -16,70 +16,8 @@ import {
   CONTEXT_WINDOW, DEFAULT_SETTINGS, PRICE_PER_MILLION, PROVIDERS as PROVIDER_DEFAULTS, REQUESTS,
   COMPACT_AT, INPUT_ANSWER_TIMEOUT, MODEL_DEADLINE, READING_LEVELS, SEARCH_PROVIDERS, TOKEN_BUDGET,
 } from './protocol.gen.js';
-
-/** How each provider's fields are explained (its defaults come from protocol.gen.js). */
-const PROVIDER_TEXTS = {
-  openai_compatible: {
-    hint: 'Any server that speaks OpenAI\'s chat completions: OpenAI, OpenRouter, Groq, LM Studio, llama.cpp\'s server, vLLM, or Ollama\'s /v1.',
-    urlHint: 'The address that serves /chat/completions, including the version path: e.g. http://localhost:11434/v1 (Ollama), http://localhost:1234/v1 (LM Studio) or https://api.openai.com/v1.',
-    keyHint: 'Leave empty for local servers that need none. Stored on this device only.',
-    modelPlaceholder: 'e.g. llama3.2 or gpt-4o-mini',
-  },
-  ollama: {
-    hint: 'Ollama\'s own API on this computer (or your network). Ollama must allow the extension\'s origin: Test connection explains how if it does not.',
-    urlHint: 'The server\'s root, without /v1: e.g. http://localhost:11434.',
-    keyHint: 'Ollama needs no key; leave empty unless a proxy in front of it asks for one.',
-    modelPlaceholder: 'e.g. llama3.2',
-  },
-  anthropic: {
-    hint: 'Claude models through Anthropic\'s Messages API. Needs an API key.',
-    urlHint: 'Keep https://api.anthropic.com/v1 unless you use a proxy.',
-    keyHint: 'Required: a key from console.anthropic.com. Stored on this device only.',
-    modelPlaceholder: 'e.g. claude-sonnet-4-5',
-  },
-  gemini: {
-    hint: 'Gemini models through Google\'s Gemini API. Needs an API key.',
-    urlHint: 'Keep https://generativelanguage.googleapis.com/v1beta unless you use a proxy.',
-    keyHint: 'Required: a key from aistudio.google.com. Stored on this device only.',
-    modelPlaceholder: 'e.g. gemini-2.5-flash',
-  },
-  chrome_builtin: {
-    hint: 'Chrome\'s own on-device model (Gemini Nano, through the Prompt API): no key, and nothing leaves this computer. It needs a recent Chrome on a capable device: Test connection tells you what is missing.',
-    urlHint: '',
-    keyHint: '',
-    modelPlaceholder: '',
-  },
-};
-
-/** What each provider starts from, and how its fields are explained. */
-/** How each search provider's fields are explained (defaults from protocol.gen.js). */
-const SEARCH_TEXTS = {
-  off: {
-    hint: 'No web search: questions are answered from the page and the model alone.',
-    urlHint: 'Used once you choose a search provider.',
-    keyHint: 'Used by Brave Search and Tavily only.',
-  },
-  wikipedia: {
-    hint: 'Wikipedia, in the page\'s language (else the browser\'s). No key and no account; the question is sent to Wikipedia.',
-    urlHint: 'Leave empty for Wikipedia; or the address of another MediaWiki, e.g. https://en.wikipedia.org.',
-    keyHint: 'Wikipedia needs no key.',
-  },
-  searxng: {
-    hint: 'Your own SearXNG instance, with JSON output turned on (search.formats: [html, json]).',
-    urlHint: 'Required: the address of your instance, e.g. http://localhost:8888.',
-    keyHint: 'SearXNG needs no key.',
-  },
-  brave: {
-    hint: 'The Brave Search API. Needs an API key.',
-    urlHint: 'Leave empty for https://api.search.brave.com unless you use a proxy.',
-    keyHint: 'Required: a key from api-dashboard.search.brave.com. Stored on this device only.',
-  },
-  tavily: {
-    hint: 'Tavily\'s search API. Needs an API key.',
-    urlHint: 'Leave empty for https://api.tavily.com unless you use a proxy.',
-    keyHint: 'Required: a key from app.tavily.com. Stored on this device only.',
-  },
-};
+import { PROVIDER_TEXTS, SEARCH_TEXTS } from './ui/options-texts.js';
+import { isLoopback, keyInClear, searchUrlProblem, urlProblem } from './ui/urls.js';
 
 const PROVIDERS = Object.fromEntries(
   Object.entries(PROVIDER_TEXTS).map(([name, texts]) => [
@@ -277,24 +215,6 @@ function typedSearch() {
   };
 }
 
-/** A friendly message for an unusable Search base URL, or null. The backend validates again. */
-function searchUrlProblem(text) {
-  if (!text) return null;
-  let url;
-  try {
-    url = new URL(text);
-  } catch {
-    return `"${text}" is not a valid Search base URL. Use a full address such as http://localhost:8888, or leave it empty.`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return 'The Search base URL must start with http:// or https://.';
-  }
-  if (url.username || url.password) {
-    return 'Put credentials in the Search API key field, not in the Search base URL.';
-  }
-  return null;
-}
-
 /**
  * The host permission pattern the search settings need, or null: Wikipedia answers any origin
  * (MediaWiki's anonymous CORS), loopback is in the manifest, off sends nothing, and settings
@@ -331,41 +251,6 @@ function typedNumber(input) {
   return Number.isSafeInteger(value) ? value : null;
 }
 
-/** Loopback origins are covered by the manifest's host_permissions. */
-function isLoopback(url) {
-  return url.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '127.0.0.1');
-}
-
-/** Hosts that are this computer: localhost (and its subdomains), 127.0.0.0/8, ::1. */
-function isLoopbackHost(hostname) {
-  return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
-
-/** Whether `key` would go over plain http:// to another computer (the backend refuses it). */
-function keyInClear(url, key) {
-  return Boolean(key) && url.protocol === 'http:' && !isLoopbackHost(url.hostname);
-}
-
-/** A friendly message for an unusable Base URL, or null. The backend validates again. */
-function urlProblem(text) {
-  const example = PROVIDERS[shown].baseUrl;
-  if (!text) return `Enter the Base URL of your provider, e.g. ${example}.`;
-  let url;
-  try {
-    url = new URL(text);
-  } catch {
-    return `"${text}" is not a valid URL. Use a full address such as ${example}.`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return 'The Base URL must start with http:// or https://.';
-  }
-  if (url.username || url.password) {
-    return 'Put credentials in the API key field, not in the Base URL.';
-  }
-  return null;
-}
-
 /**
  * The settings the form describes, or null after showing what is wrong. Asks for the host
  * permissions a non-local Base URL and (when saving) the search provider need, in one prompt:
@@ -376,7 +261,7 @@ async function settingsFromForm({ requirePermission }) {
   const fields = typedFields();
   const http = shown !== 'chrome_builtin';
   if (http) {
-    const problem = urlProblem(fields.base_url);
+    const problem = urlProblem(fields.base_url, PROVIDERS[shown].baseUrl);
     if (problem) {
       setStatus(problem, 'error');
       markInvalid(baseUrl);
@@ -738,7 +623,7 @@ let modelsAsked = 0;
 async function refreshModels() {
   const which = shown;
   const fields = typedFields();
-  if (which === 'chrome_builtin' || urlProblem(fields.base_url)) return;
+  if (which === 'chrome_builtin' || urlProblem(fields.base_url, PROVIDERS[shown].baseUrl)) return;
   const url = new URL(fields.base_url);
   if (keyInClear(url, fields.api_key)) return;
   const ticket = ++modelsAsked;
