@@ -501,6 +501,7 @@ impl SessionState {
             input: self.usage.input,
             output: self.usage.output,
             budget: self.config.token_budget,
+            cached_input: self.usage.cached_input,
         }
     }
 
