@@ -178,6 +178,7 @@ fn request(stream: bool) -> ChatRequest {
         }),
         max_tokens: Some(64),
         stream,
+        cache_key: None,
     }
 }
 
