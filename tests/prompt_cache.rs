@@ -338,7 +338,7 @@ fn cached_tokens_add_up_in_the_run_usage_and_its_view() {
 
 #[test]
 fn each_context_label_has_its_own_key() {
-    let llm = ScriptedLlm::new(vec![Reply::text("a"), Reply::text("b"), Reply::text("c")]);
+    let llm = ScriptedLlm::new(["a", "b", "c", "d", "e", "f"].map(Reply::text).to_vec());
     let clock = ManualClock::new(1_000);
     let tools = ToolBox::default();
     let phases = Phases::new(
@@ -353,6 +353,10 @@ fn each_context_label_has_its_own_key() {
         Phase::new("1", 1),
         Phase::new("2", 1).in_context("subtopic 1"),
         Phase::new("3", 1).in_context("subtopic 2"),
+        Phase::new("4", 1).in_context("subtopic 1"),
+        // `continue_context = false` starts the label afresh: a key of its own.
+        Phase::new("5", 1).in_context("subtopic 1").fresh(),
+        Phase::new("6", 1).in_context("subtopic 1"),
     ] {
         futures::executor::block_on(phases.run_bounded(phase)).expect("phase");
     }
@@ -362,6 +366,12 @@ fn each_context_label_has_its_own_key() {
         .iter()
         .map(|r| r.cache_key.clone().expect("key"))
         .collect();
-    assert_eq!(keys.len(), 3);
+    assert_eq!(keys.len(), 6);
     assert!(keys[0] != keys[1] && keys[1] != keys[2] && keys[0] != keys[2]);
+    assert_eq!(keys[3], keys[1], "the same label continued keeps its key");
+    assert!(
+        !keys[..4].contains(&keys[4]),
+        "a fresh context has a new key"
+    );
+    assert_eq!(keys[5], keys[4]);
 }

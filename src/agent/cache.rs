@@ -31,10 +31,19 @@ pub fn key(session: &str, run_id: u32, started_at: u64, label: &str) -> String {
 }
 
 /// The cache key of the context the run's next call belongs to: the current phase's label,
-/// else the primary context.
+/// else the primary context. A label started afresh (`continue_context = false`) gets a new
+/// key: its old prefix is gone.
 pub fn of(state: &SessionState) -> String {
     let label = state.phase.as_ref().map_or(PRIMARY, |p| p.label.as_str());
-    key(&state.session, state.run_id, state.started_at, label)
+    match state.context_resets.get(label).copied().unwrap_or(0) {
+        0 => key(&state.session, state.run_id, state.started_at, label),
+        resets => key(
+            &state.session,
+            state.run_id,
+            state.started_at,
+            &format!("{label}\u{0}{resets}"),
+        ),
+    }
 }
 
 #[cfg(test)]
