@@ -345,7 +345,10 @@ function renderPage(view) {
 function renderTokens(view) {
   const used = (view.usage.input ?? 0) + (view.usage.output ?? 0);
   const budget = view.usage.budget ?? 0;
-  el.tokens.textContent = `Tokens: ${used.toLocaleString('en-US')} / ${budget.toLocaleString('en-US')}`;
+  // Prompt tokens the provider read from its prompt cache (a part of the input), when any.
+  const cached = Number(view.usage.cached_input ?? 0);
+  const note = cached > 0 ? ` (${cached.toLocaleString('en-US')} cached)` : '';
+  el.tokens.textContent = `Tokens: ${used.toLocaleString('en-US')} / ${budget.toLocaleString('en-US')}${note}`;
   const warn = Boolean(view.budget_warned);
   el.tokens.classList.toggle('warn', warn);
   el.tokens.title = warn ? 'Close to the token budget: the answer may be cut short.' : '';
@@ -356,9 +359,13 @@ function renderCost(view) {
   const usd = Number(view.cost?.usd);
   el.cost.hidden = !Number.isFinite(usd);
   el.cost.textContent = Number.isFinite(usd) ? `Cost: $${usd.toFixed(4)} (estimate)` : '';
-  el.cost.title = view.cost?.source === 'settings'
+  const from = view.cost?.source === 'settings'
     ? 'From the prices entered in Options.'
     : 'From a dated price table for this model.';
+  const cached = Number(view.usage?.cached_input ?? 0);
+  el.cost.title = cached > 0
+    ? `${from} ${cached.toLocaleString('en-US')} prompt tokens were read from the provider's cache and count at the cached input price.`
+    : from;
   const share = Number(view.context_share);
   const shown = view.context_share !== null && view.context_share !== undefined && Number.isFinite(share);
   el['context-share'].hidden = !shown;

@@ -280,10 +280,7 @@ fn budget_exhaustion_ends_with_best_partial_and_a_warning() {
         token_budget: 3_000,
         ..RunConfig::default()
     };
-    let usage = Some(Usage {
-        input: 1_200,
-        output: 400,
-    });
+    let usage = Some(Usage::new(1_200, 400));
     let replies = vec![
         Reply::tool("read_page", "{}"),
         Reply::text("Observation: plants make sugar, need more."),
@@ -494,7 +491,7 @@ proptest! {
     ) {
         let config = RunConfig { token_budget: budget, max_retries: 1, ..RunConfig::default() };
         // Lenient: a random script may run out (the run then sees a BadRequest) or outlast the run.
-        let usage = Some(Usage { input: per_call, output: per_call / 4 });
+        let usage = Some(Usage::new(per_call, per_call / 4));
         let out = run_model(ScriptedLlm::new(replies).lenient(), config, StopSignal::new(), usage);
         let s = &out.state;
         prop_assert_ne!(s.status, RunStatus::Running);

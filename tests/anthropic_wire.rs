@@ -80,7 +80,10 @@ fn max_tokens_defaults_and_systems_join() {
         .insert(1, ChatMessage::new(Role::System, "Be brief."));
     let body = body_of(&request);
     assert_eq!(body["max_tokens"], anthropic::DEFAULT_MAX_TOKENS);
-    assert_eq!(body["system"], "You are KnowledgeLens.\n\nBe brief.");
+    assert_eq!(
+        body["system"][0]["text"],
+        "You are KnowledgeLens.\n\nBe brief."
+    );
     assert!(body.get("tools").is_none());
 }
 

@@ -159,10 +159,7 @@ impl LlmClient for Oracle {
                     )
             })
             .count();
-        let usage = Some(Usage {
-            input: 100,
-            output: 10,
-        });
+        let usage = Some(Usage::new(100, 10));
         let schema = request.response_format.as_ref().map(|f| f.name.as_str());
         let system = &request.messages[0].content;
         let reply = match schema {

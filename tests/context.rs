@@ -551,10 +551,7 @@ fn a_provider_counting_more_than_the_estimate_makes_later_requests_smaller() {
     });
     let llm = ResponderLlm::new(|request: &ChatRequest, n| {
         let estimate = knowledgelens::agent::executor::estimate(request);
-        let usage = Some(knowledgelens::llm::Usage {
-            input: estimate * 18 / 10,
-            output: 20,
-        });
+        let usage = Some(knowledgelens::llm::Usage::new(estimate * 18 / 10, 20));
         let reply = match (n, RequestKind::of(request)) {
             (1, RequestKind::Reason) => knowledgelens::llm::ChatResponse {
                 content: "Reading on.".into(),

@@ -160,6 +160,7 @@ fn envelope_wire_form_is_frozen() {
             input: 10,
             output: 3,
             budget: 32000,
+            cached_input: 0,
         },
         rev: 7,
         seq: 42,

@@ -89,6 +89,7 @@ fn request(stream: bool) -> ChatRequest {
         response_format: None,
         max_tokens: Some(256),
         stream,
+        cache_key: None,
     }
 }
 

@@ -158,10 +158,7 @@ fn max_iterations_at_the_limit() {
 fn budget_exhausted_on_entry_makes_no_call_and_stays_exhausted() {
     let mut s = setup(vec![Reply::text("first")]);
     s.config.token_budget = 2_000;
-    s.llm.usage.set(Some(Usage {
-        input: 1_500,
-        output: 500,
-    }));
+    s.llm.usage.set(Some(Usage::new(1_500, 500)));
     let phases = s.phases();
     assert_eq!(
         run(&phases, Phase::new("Hi.", 3)).stop_reason,
@@ -377,22 +374,13 @@ fn tool_only_calls_that_are_not_allowed_become_error_results() {
 #[test]
 fn token_totals_are_the_sum_across_phases_and_contexts() {
     let s = setup(vec![Reply::text("a"), Reply::text("b"), Reply::text("c")]);
-    s.llm.usage.set(Some(Usage {
-        input: 100,
-        output: 7,
-    }));
+    s.llm.usage.set(Some(Usage::new(100, 7)));
     let phases = s.phases();
     run(&phases, Phase::new("1", 1));
     run(&phases, Phase::new("2", 1).in_context("x"));
     run(&phases, Phase::tool_only(vec![call("1", "tool_a", "x")]));
     run(&phases, Phase::new("3", 1).in_context("y"));
-    assert_eq!(
-        phases.usage(),
-        Usage {
-            input: 300,
-            output: 21
-        }
-    );
+    assert_eq!(phases.usage(), Usage::new(300, 21));
 }
 
 #[test]

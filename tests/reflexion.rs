@@ -356,10 +356,7 @@ fn a_failed_reflection_call_gives_the_fallback_and_is_not_retried() {
 #[test]
 fn no_budget_for_the_reflection_gives_the_fallback_without_a_call() {
     let llm = ScriptedLlm::new(vec![Reply::tool("read_page", r#"{"offset": "ten"}"#)]);
-    llm.usage.set(Some(Usage {
-        input: 4_990,
-        output: 5,
-    }));
+    llm.usage.set(Some(Usage::new(4_990, 5)));
     let out = run_model(
         llm,
         RunConfig {
@@ -381,10 +378,7 @@ fn reflection_calls_count_against_the_budget() {
         Reply::reflection("Text offset.", "Give a number."),
         Reply::text("Plants make sugar."),
     ]);
-    llm.usage.set(Some(Usage {
-        input: 100,
-        output: 10,
-    }));
+    llm.usage.set(Some(Usage::new(100, 10)));
     let out = run_model(llm, config());
     assert_eq!(out.state.model_calls, 3);
     assert_eq!(out.state.usage.input, 300);

@@ -70,7 +70,7 @@ fn anthropic_sends_a_base64_image_block() {
         &config(Provider::Anthropic),
         &request,
     ));
-    assert_eq!(sent["system"], "You read text.");
+    assert_eq!(sent["system"][0]["text"], "You read text.");
     assert_eq!(
         sent["messages"],
         json!([{"role": "user", "content": [

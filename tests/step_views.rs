@@ -203,10 +203,7 @@ fn settings(provider: Provider, model: &str, prices: UserPrices) -> Settings {
 
 #[test]
 fn cost_from_the_table_from_settings_or_none() {
-    let usage = Some(Usage {
-        input: 10_000,
-        output: 1_000,
-    });
+    let usage = Some(Usage::new(10_000, 1_000));
     let cost = |s: &Settings| {
         let (state, _) = run(vec![Reply::text("Sugar.")], s.run_config(None), usage);
         SessionView::of(&state)

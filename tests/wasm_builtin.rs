@@ -178,6 +178,7 @@ fn request(stream: bool) -> ChatRequest {
         }),
         max_tokens: Some(64),
         stream,
+        cache_key: None,
     }
 }
 
@@ -309,13 +310,7 @@ async fn a_streamed_reply_reports_the_sessions_own_usage() {
         .expect("reply");
     let before = number("usageAtCreate");
     assert!(before > 0, "the initial prompts were not counted");
-    assert_eq!(
-        reply.usage,
-        Some(Usage {
-            input: before + PROMPT_TOKENS,
-            output: 5
-        })
-    );
+    assert_eq!(reply.usage, Some(Usage::new(before + PROMPT_TOKENS, 5)));
     // The prompt was measured as it was sent: same text, same responseConstraint.
     let measured = js_sys::Array::from(&log("measured")).get(0);
     assert_eq!(
@@ -343,10 +338,7 @@ async fn older_builds_report_usage_under_the_older_names() {
         .expect("reply");
     assert_eq!(
         reply.usage,
-        Some(Usage {
-            input: number("usageAtCreate") + PROMPT_TOKENS,
-            output: 4
-        })
+        Some(Usage::new(number("usageAtCreate") + PROMPT_TOKENS, 4))
     );
     remove_language_model();
 }

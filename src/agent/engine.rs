@@ -296,7 +296,7 @@ impl<'a> Engine<'a> {
     async fn model_call(
         &self,
         cell: &RefCell<SessionState>,
-        call: ModelCall,
+        mut call: ModelCall,
         out: &mut Out,
     ) -> bool {
         let go = self.transition(cell, out, |state, ctx, out| {
@@ -318,6 +318,8 @@ impl<'a> Engine<'a> {
                 );
             }
         };
+        // Every call of the run's context goes out with the same prompt-cache key.
+        call.request.cache_key = Some(super::cache::of(&cell.borrow()));
         let request = self.llm.complete(&call.request, &mut on_delta);
         // A Stop pressed during the call abandons it; the call that writes the answer after
         // a Stop runs to its end.

@@ -73,14 +73,16 @@ pub fn budget_allows(state: &SessionState, estimate: u64) -> bool {
 /// The tokens a reply used: the provider's figures, else estimates (the prompt from the
 /// request, the output from the text and every tool call's arguments).
 pub fn usage_of(reply: &ChatResponse, prompt_estimate: u64) -> Usage {
-    reply.usage.unwrap_or_else(|| Usage {
-        input: prompt_estimate,
-        output: estimate_tokens(&reply.content)
-            + reply
-                .tool_calls
-                .iter()
-                .map(|c| estimate_tokens(&c.arguments) + 4)
-                .sum::<u64>(),
+    reply.usage.unwrap_or_else(|| {
+        Usage::new(
+            prompt_estimate,
+            estimate_tokens(&reply.content)
+                + reply
+                    .tool_calls
+                    .iter()
+                    .map(|c| estimate_tokens(&c.arguments) + 4)
+                    .sum::<u64>(),
+        )
     })
 }
 

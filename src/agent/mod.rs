@@ -2,6 +2,7 @@
 //! budget, stop, live events and a trajectory. Pure: it never touches the browser; time,
 //! models, storage and the UI are all reached through [`crate::ports`].
 
+pub mod cache;
 pub mod citations;
 pub mod context;
 pub mod control;

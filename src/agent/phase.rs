@@ -325,6 +325,10 @@ impl<'a> Phases<'a> {
                 }
             }
             None => {
+                if !phase.continue_context {
+                    let resets = state.context_resets.entry(label.clone()).or_default();
+                    *resets = resets.saturating_add(1);
+                }
                 let history = state.contexts.entry(label).or_default();
                 if !phase.continue_context {
                     history.clear();

@@ -443,6 +443,7 @@ pub fn reason(
         response_format: None,
         max_tokens: reply_cap(state, fit),
         stream: state.config.stream,
+        cache_key: None,
     })
 }
 
@@ -459,6 +460,7 @@ pub fn phase(state: &SessionState, system: &str, tools: Vec<ToolSpec>) -> ChatRe
         response_format: None,
         max_tokens: Some(state.config.max_output_tokens),
         stream: state.config.stream,
+        cache_key: None,
     }
 }
 
@@ -475,6 +477,7 @@ pub fn observe(state: &SessionState, fit: &Fit) -> Result<ChatRequest, TemplateE
         }),
         max_tokens: reply_cap(state, fit),
         stream: state.config.stream,
+        cache_key: None,
     })
 }
 
@@ -498,6 +501,7 @@ pub fn synthesis(
         response_format: None,
         max_tokens: reply_cap(state, fit),
         stream: state.config.stream,
+        cache_key: None,
     })
 }
 
@@ -563,6 +567,7 @@ fn standalone(
         }),
         max_tokens: Some(max_tokens.min(state.config.max_output_tokens)),
         stream: state.config.stream,
+        cache_key: None,
     }
 }
 

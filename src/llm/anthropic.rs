@@ -48,7 +48,7 @@ fn headers(config: &ProviderConfig) -> Vec<(String, String)> {
 /// and end with the user (see the `turns` module); `response_format` is ignored.
 pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequest {
     let conversation = turns::conversation(request);
-    let messages: Vec<Value> = conversation
+    let mut messages: Vec<Value> = conversation
         .turns
         .iter()
         .map(|t| {
@@ -56,6 +56,11 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
             json!({ "role": if t.model { "assistant" } else { "user" }, "content": content })
         })
         .collect();
+    // The stable prefix ends with the message before the last user message (which carries
+    // the grounding and changes every call): a cache breakpoint there.
+    if let Some(before_last) = messages.len().checked_sub(2) {
+        mark_cached(&mut messages[before_last]);
+    }
     let mut body = json!({
         "model": config.model,
         "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -63,7 +68,10 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
         "stream": request.stream,
     });
     if !conversation.system.is_empty() {
-        body["system"] = json!(conversation.system);
+        // The system text as one block with a cache breakpoint: tools and system are the
+        // prefix every call of the run shares.
+        body["system"] = json!([{ "type": "text", "text": conversation.system,
+            "cache_control": ephemeral() }]);
     }
     if !request.tools.is_empty() {
         body["tools"] = request
@@ -73,6 +81,33 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
             .collect();
     }
     HttpRequest::post_json(endpoint(config), headers(config), body.to_string())
+}
+
+/// A prompt-cache breakpoint: the prefix up to and including the block that carries it is
+/// cached for five minutes. At most 4 per request; this format sets 2 (the system block and
+/// the message before the last).
+/// <https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching>
+fn ephemeral() -> Value {
+    json!({ "type": "ephemeral" })
+}
+
+/// Puts a cache breakpoint on the last content block of `message` (not on an empty text
+/// block, which the API refuses to cache).
+fn mark_cached(message: &mut Value) {
+    let last = message
+        .get_mut("content")
+        .and_then(Value::as_array_mut)
+        .and_then(|blocks| blocks.last_mut());
+    if let Some(block) = last {
+        let empty_text = block.get("type").and_then(Value::as_str) == Some("text")
+            && block
+                .get("text")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty);
+        if !empty_text {
+            block["cache_control"] = ephemeral();
+        }
+    }
 }
 
 fn block_json(block: &Block) -> Value {
@@ -103,13 +138,20 @@ fn finish_reason(stop_reason: &str) -> String {
 }
 
 /// Prompt tokens: fresh input plus what was written to or read from the prompt cache.
+/// Usage fields: <https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#tracking-cache-performance>.
 fn input_tokens(usage: &Value) -> Option<u64> {
     let fresh = usage.get("input_tokens").and_then(Value::as_u64)?;
     let cached: u64 = ["cache_creation_input_tokens", "cache_read_input_tokens"]
         .iter()
         .filter_map(|k| usage.get(k).and_then(Value::as_u64))
         .sum();
-    Some(fresh + cached)
+    Some(fresh.saturating_add(cached))
+}
+
+/// The prompt tokens read from the cache (`cache_read_input_tokens`; cache writes are
+/// billed like fresh input, so they are not counted as cached).
+fn cache_read(usage: &Value) -> Option<u64> {
+    usage.get("cache_read_input_tokens").and_then(Value::as_u64)
 }
 
 /// The kind of an Anthropic error `type` (`None`: unknown, decide by status).
@@ -169,6 +211,8 @@ pub struct StreamAccumulator {
     /// Tool-use blocks by index.
     tools: BTreeMap<u64, ToolBlock>,
     input: Option<u64>,
+    /// The part of `input` read from the prompt cache.
+    cached: Option<u64>,
     output: Option<u64>,
     stop_reason: Option<String>,
     done: bool,
@@ -195,6 +239,7 @@ impl StreamAccumulator {
             "message_start" => {
                 if let Some(usage) = event.get("message").and_then(|m| m.get("usage")) {
                     self.input = input_tokens(usage).or(self.input);
+                    self.cached = cache_read(usage).or(self.cached);
                     self.output = usage
                         .get("output_tokens")
                         .and_then(Value::as_u64)
@@ -261,6 +306,7 @@ impl StreamAccumulator {
                         .and_then(Value::as_u64)
                         .or(self.output);
                     self.input = input_tokens(usage).or(self.input);
+                    self.cached = cache_read(usage).or(self.cached);
                 }
             }
             "message_stop" => self.done = true,
@@ -306,9 +352,9 @@ impl StreamAccumulator {
                     .unwrap_or_else(|| "{}".into()),
             })
             .collect();
-        let usage = (self.input.is_some() || self.output.is_some()).then(|| Usage {
-            input: self.input.unwrap_or(0),
-            output: self.output.unwrap_or(0),
+        let usage = (self.input.is_some() || self.output.is_some()).then(|| {
+            Usage::new(self.input.unwrap_or(0), self.output.unwrap_or(0))
+                .with_cached(self.cached.unwrap_or(0))
         });
         ChatResponse {
             content: self.content,
@@ -389,13 +435,12 @@ pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
     }
     if let Some(usage) = value.get("usage") {
         if let Some(input) = input_tokens(usage) {
-            response.usage = Some(Usage {
-                input,
-                output: usage
-                    .get("output_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-            });
+            let output = usage
+                .get("output_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            response.usage =
+                Some(Usage::new(input, output).with_cached(cache_read(usage).unwrap_or(0)));
         }
     }
     response.finish_reason = value

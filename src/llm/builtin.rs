@@ -332,10 +332,10 @@ impl ContextCount {
     /// reply is missing.
     pub fn usage(self, after: Option<f64>) -> Option<Usage> {
         let after = token_count(after?)?;
-        Some(Usage {
-            input: self.needed(),
-            output: after.saturating_sub(self.needed()),
-        })
+        Some(Usage::new(
+            self.needed(),
+            after.saturating_sub(self.needed()),
+        ))
     }
 }
 
@@ -371,6 +371,7 @@ mod tests {
             }),
             max_tokens: Some(10),
             stream: true,
+            cache_key: None,
         }
     }
 
@@ -471,22 +472,10 @@ mod tests {
             before: 40,
             prompt: 7,
         };
-        assert_eq!(
-            count.usage(Some(60.0)),
-            Some(Usage {
-                input: 47,
-                output: 13
-            })
-        );
+        assert_eq!(count.usage(Some(60.0)), Some(Usage::new(47, 13)));
         // A session that grew by less than the measure (the measure counted a reply
         // prefix the session did not keep) reports no output, never a wrapped count.
-        assert_eq!(
-            count.usage(Some(45.0)),
-            Some(Usage {
-                input: 47,
-                output: 0
-            })
-        );
+        assert_eq!(count.usage(Some(45.0)), Some(Usage::new(47, 0)));
         assert_eq!(count.usage(None), None);
         assert_eq!(count.usage(Some(f64::INFINITY)), None);
     }

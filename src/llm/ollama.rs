@@ -163,10 +163,7 @@ impl StreamAccumulator {
             let input = value.get("prompt_eval_count").and_then(Value::as_u64);
             let output = value.get("eval_count").and_then(Value::as_u64);
             if input.is_some() || output.is_some() {
-                self.response.usage = Some(Usage {
-                    input: input.unwrap_or(0),
-                    output: output.unwrap_or(0),
-                });
+                self.response.usage = Some(Usage::new(input.unwrap_or(0), output.unwrap_or(0)));
             }
         }
         match message.and_then(|m| m.get("content")) {

@@ -61,6 +61,12 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     if let Some(max) = request.max_tokens {
         body["max_tokens"] = json!(max);
     }
+    // Routes the run's calls over one prompt prefix to the same cache
+    // (https://platform.openai.com/docs/guides/prompt-caching); a server that refuses it
+    // gets calls without it from then on (see `rejects_cache_key`).
+    if let Some(key) = &request.cache_key {
+        body["prompt_cache_key"] = json!(key);
+    }
     let mut headers = bearer_headers(config);
     if request.stream {
         headers.push(("accept".into(), "text/event-stream".into()));
@@ -177,6 +183,9 @@ fn text_of(v: &Value) -> String {
     }
 }
 
+/// `usage` of a completion or of the last stream chunk, with the prompt tokens served
+/// from the cache (`usage.prompt_tokens_details.cached_tokens`,
+/// <https://platform.openai.com/docs/api-reference/chat/object>).
 fn usage_of(v: &Value) -> Option<Usage> {
     let u = v.get("usage")?;
     let input = u.get("prompt_tokens").and_then(Value::as_u64)?;
@@ -184,7 +193,12 @@ fn usage_of(v: &Value) -> Option<Usage> {
         .get("completion_tokens")
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    Some(Usage { input, output })
+    let cached = u
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Some(Usage::new(input, output).with_cached(cached))
 }
 
 fn error_text(err: &Value) -> String {
@@ -420,4 +434,14 @@ impl WireFormat for OpenAiWire {
     fn parse_models(&self, body: &str) -> Result<Vec<String>, LlmError> {
         parse_models(body)
     }
+    fn rejects_cache_key(&self, err: &LlmError) -> bool {
+        // OpenAI itself documents the field: its refusals are about something else.
+        !is_openai(&self.config) && super::wire::names_cache_key(err)
+    }
+}
+
+/// Whether `config` points at OpenAI's own API (`api.openai.com`).
+pub fn is_openai(config: &ProviderConfig) -> bool {
+    super::provider::origin_of(&config.base_url)
+        .is_some_and(|origin| origin.eq_ignore_ascii_case("https://api.openai.com"))
 }

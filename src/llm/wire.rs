@@ -63,6 +63,11 @@ pub trait WireFormat {
             TOOLS_REFUSED.iter().any(|k| text.contains(k))
         }
     }
+    /// Whether `err` is the server refusing the prompt-cache key (then the call is retried
+    /// without it, and it stays off for this client). Only formats that send one refuse it.
+    fn rejects_cache_key(&self, _err: &LlmError) -> bool {
+        false
+    }
     /// Whether `err` is the server refusing the constrained-output option (then the call
     /// is retried without it, and it stays off for this client).
     fn rejects_constrained_output(&self, err: &LlmError) -> bool {
@@ -84,6 +89,16 @@ pub trait WireFormat {
             .any(|k| text.contains(k))
         }
     }
+}
+
+/// Whether `err` is a 400 that names `prompt_cache_key` (a server that does not know the
+/// field and says so: "Unrecognized request argument supplied: prompt_cache_key", "extra
+/// inputs are not permitted" with the field's location, ...).
+pub(crate) fn names_cache_key(err: &LlmError) -> bool {
+    err.kind == LlmErrorKind::BadRequest
+        && format!("{} {}", err.message, err.detail.as_deref().unwrap_or(""))
+            .to_ascii_lowercase()
+            .contains("prompt_cache_key")
 }
 
 /// Phrases servers use to refuse tool definitions for a model without tool support
@@ -257,6 +272,8 @@ pub struct HttpLlm {
     constrained_output: Cell<bool>,
     /// Switched off after the server rejects tool definitions (a model without tools).
     native_tools: Cell<bool>,
+    /// Switched off after the server rejects the prompt-cache key with a 400.
+    cache_key: Cell<bool>,
 }
 
 impl HttpLlm {
@@ -269,6 +286,7 @@ impl HttpLlm {
             timeouts: Timeouts::default(),
             constrained_output: Cell::new(true),
             native_tools: Cell::new(true),
+            cache_key: Cell::new(true),
         }
     }
 
@@ -282,6 +300,11 @@ impl HttpLlm {
     /// Whether constrained output is still requested.
     pub fn constrained_output(&self) -> bool {
         self.constrained_output.get()
+    }
+
+    /// Whether the prompt-cache key is still sent.
+    pub fn cache_key(&self) -> bool {
+        self.cache_key.get()
     }
 
     /// Whether tools are still sent as native tool definitions.
@@ -492,10 +515,14 @@ impl HttpLlm {
             if let Some(err) = doctor::config_error(self.config(), true) {
                 return Err(err);
             }
-            // What the server refused once stays off for this client: constrained output,
-            // then native tools (described in the prompt instead, calls read from the text).
+            // What the server refused once stays off for this client: the cache key,
+            // constrained output, then native tools (described in the prompt instead, calls
+            // read from the text).
             loop {
                 let mut adapted = std::borrow::Cow::Borrowed(request);
+                if adapted.cache_key.is_some() && !self.cache_key.get() {
+                    adapted.to_mut().cache_key = None;
+                }
                 if adapted.response_format.is_some() && !self.constrained_output.get() {
                     adapted.to_mut().response_format = None;
                 }
@@ -509,6 +536,11 @@ impl HttpLlm {
                     Err(bounds::deadline(self.config(), self.timeouts.total_ms))
                 });
                 match result {
+                    Err(err)
+                        if adapted.cache_key.is_some() && self.wire.rejects_cache_key(&err) =>
+                    {
+                        self.cache_key.set(false);
+                    }
                     Err(err)
                         if adapted.response_format.is_some()
                             && self.wire.rejects_constrained_output(&err) =>

@@ -193,10 +193,17 @@ pub struct RunPrices {
 }
 
 impl RunPrices {
-    /// What `usage` costs (US$). Providers' cached-token counts are not tracked yet, so
-    /// every prompt token is priced at the input rate (an upper bound when a cache hit).
+    /// What `usage` costs (US$): prompt tokens read from the provider's cache at the cached
+    /// input rate (the input rate when none is known), the other prompt tokens at the input
+    /// rate, generated tokens at the output rate.
     pub fn cost(&self, usage: &Usage) -> f64 {
-        (usage.input as f64 * self.input + usage.output as f64 * self.output) / 1_000_000.0
+        let cached = usage.cached_input.min(usage.input);
+        let fresh = usage.input - cached;
+        let cached_rate = self.cached_input.unwrap_or(self.input);
+        (fresh as f64 * self.input
+            + cached as f64 * cached_rate
+            + usage.output as f64 * self.output)
+            / 1_000_000.0
     }
 }
 
@@ -212,10 +219,37 @@ mod tests {
             cached_input: None,
             source: PriceSource::Table,
         };
-        let usage = Usage {
-            input: 1_000,
-            output: 500,
-        };
+        let usage = Usage::new(1_000, 500);
         assert!((prices.cost(&usage) - 0.0075).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cached_prompt_tokens_cost_the_cached_rate_else_the_input_rate() {
+        let mut prices = RunPrices {
+            input: 2.5,
+            output: 10.0,
+            cached_input: Some(1.25),
+            source: PriceSource::Table,
+        };
+        // 400 fresh x 2.5 + 600 cached x 1.25 + 500 x 10 (per million).
+        let usage = Usage::new(1_000, 500).with_cached(600);
+        assert!((prices.cost(&usage) - 0.00675).abs() < 1e-12);
+        prices.cached_input = None;
+        assert!((prices.cost(&usage) - 0.0075).abs() < 1e-12);
+        // A stored count above the prompt (never from `with_cached`) is capped at it.
+        let odd = Usage {
+            cached_input: 5_000,
+            ..Usage::new(1_000, 0)
+        };
+        prices.cached_input = Some(0.0);
+        assert!(prices.cost(&odd).abs() < 1e-12);
+    }
+
+    #[test]
+    fn usage_written_before_cached_tokens_were_counted_still_reads() {
+        let old: Usage = serde_json::from_str(r#"{"input":10,"output":2}"#).unwrap();
+        assert_eq!(old, Usage::new(10, 2));
+        let json = serde_json::to_string(&Usage::new(10, 2).with_cached(4)).unwrap();
+        assert_eq!(json, r#"{"input":10,"output":2,"cached_input":4}"#);
     }
 }

@@ -315,6 +315,10 @@ pub struct SessionState {
     /// Conversation histories of the bounded phases' context labels (`""`: primary).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub contexts: std::collections::BTreeMap<String, Vec<crate::types::ChatMessage>>,
+    /// How many times this run started a context label afresh (`continue_context = false`):
+    /// part of the label's prompt-cache key, so a reset context gets a key of its own.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub context_resets: std::collections::BTreeMap<String, u32>,
     /// The sources the final answer cites, in the order it first cites them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<sources::Source>,
@@ -392,6 +396,7 @@ impl SessionState {
             queued_calls: Vec::new(),
             phase: None,
             contexts: std::collections::BTreeMap::new(),
+            context_resets: std::collections::BTreeMap::new(),
             sources: Vec::new(),
             last_prompt_tokens: 0,
             nonce: String::new(),
@@ -501,6 +506,7 @@ impl SessionState {
             input: self.usage.input,
             output: self.usage.output,
             budget: self.config.token_budget,
+            cached_input: self.usage.cached_input,
         }
     }
 

@@ -94,15 +94,47 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// Whether to stream the reply.
     pub stream: bool,
+    /// The prompt-cache key of the run and context label this call belongs to (a short
+    /// hash, never user text): OpenAI-compatible servers get it as `prompt_cache_key`.
+    pub cache_key: Option<String>,
 }
 
 /// Token counts of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens (cached ones included).
     pub input: u64,
     /// Generated tokens.
     pub output: u64,
+    /// The part of `input` the provider read from its prompt cache (0: none reported).
+    /// Absent from records written before it was counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input: u64,
+}
+
+impl Usage {
+    /// `input` prompt and `output` generated tokens, none of them cached.
+    pub fn new(input: u64, output: u64) -> Self {
+        Self {
+            input,
+            output,
+            cached_input: 0,
+        }
+    }
+
+    /// The same counts with `cached` of the prompt tokens read from the cache (at most
+    /// `input`: a server reporting more is not believed past the prompt's size).
+    #[must_use]
+    pub fn with_cached(self, cached: u64) -> Self {
+        Self {
+            cached_input: cached.min(self.input),
+            ..self
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A model's reply.

@@ -15,6 +15,13 @@ pub struct UsageView {
     pub output: u64,
     /// The run's token budget.
     pub budget: u64,
+    /// The part of `input` the provider read from its prompt cache (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A finite number (never NaN or infinite), so that it compares as `Eq`: prices, costs

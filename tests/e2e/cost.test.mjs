@@ -97,9 +97,12 @@ test('the options page has the price fieldset, checks it, and keeps prices per p
   await page.close();
 });
 
-/** Asks one question answered in one call with the given usage; returns the session view. */
-async function runAndSnapshot() {
-  llm.script({ content: 'Keepers trimmed the wick.', usage: { prompt_tokens: 12_800, completion_tokens: 1_000 } });
+/**
+ * Asks one question answered in one call with `usage`; returns the session view (and, in
+ * `shown`, what the popup showed when the run ended).
+ */
+async function runAndSnapshot(usage = { prompt_tokens: 12_800, completion_tokens: 1_000 }, shown = {}) {
+  llm.script({ content: 'Keepers trimmed the wick.', usage });
   const tab = await kl.context.newPage();
   await tab.goto(pages.url('article.html'));
   const tabId = await tabIdOf(kl.context, tab);
@@ -107,6 +110,8 @@ async function runAndSnapshot() {
   await askQuestion(popup, 'What did the keepers do?');
   const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
   assert.equal(done.state, 'completed', JSON.stringify(done));
+  shown.tokens = done.tokens;
+  shown.costTitle = await popup.locator('#cost').getAttribute('title');
   const reply = await requestBackend(popup, { type: 'snapshot', session: `tab:${tabId}` });
   await popup.close();
   await tab.close();
@@ -137,5 +142,34 @@ test('a run on a priced model carries its cost and context share; unpriced gives
   await configureProvider(kl.context, kl.extId, { baseUrl: llm.baseUrl, model: 'scripted-model' });
   const unpriced = await runAndSnapshot();
   assert.equal(unpriced.cost, null);
+  assert.equal(llm.queue.length, 0);
+});
+
+test('cached prompt tokens are shown and priced at the cached rate; every call names the run cache key', async () => {
+  await configureProvider(kl.context, kl.extId, { baseUrl: llm.baseUrl, model: 'gpt-4o-mini' });
+  const from = llm.chatRequests.length;
+  // OpenAI's usage with cached prompt tokens (https://platform.openai.com/docs/api-reference/chat/object).
+  const shown = {};
+  const view = await runAndSnapshot(
+    { prompt_tokens: 12_800, completion_tokens: 1_000, prompt_tokens_details: { cached_tokens: 10_000 } },
+    shown,
+  );
+  assert.equal(view.usage.cached_input, 10_000, JSON.stringify(view.usage));
+  // 2,800 x $0.15/M + 10,000 x $0.075/M (gpt-4o-mini's cached rate) + 1,000 x $0.60/M.
+  assert.ok(Math.abs(view.cost.usd - 0.00177) < 1e-9, String(view.cost.usd));
+  assert.match(shown.tokens, /^Tokens: 13,800 \/ [\d,]+ \(10,000 cached\)$/);
+  assert.match(shown.costTitle, /10,000 prompt tokens were read from the provider's cache/);
+  const sent = llm.chatRequests.slice(from);
+  assert.ok(sent.length >= 1);
+  const keys = new Set(sent.map((r) => r.body.prompt_cache_key));
+  assert.equal(keys.size, 1, JSON.stringify([...keys]));
+  assert.match([...keys][0], /^kl-[0-9a-f]{16}$/);
+
+  // Without cached tokens the line is as before.
+  const plain = {};
+  await runAndSnapshot(undefined, plain);
+  assert.match(plain.tokens, /^Tokens: [\d,]+ \/ [\d,]+$/);
+  const next = llm.chatRequests.at(-1).body.prompt_cache_key;
+  assert.ok(next && !keys.has(next), 'the next run has a key of its own');
   assert.equal(llm.queue.length, 0);
 });

@@ -185,9 +185,12 @@ pub fn control_schema() -> Value {
 /// The text of the last user message in [`representative`].
 pub const OBSERVE: &str = "Judge the tool result above. Reply with only a JSON object.";
 
+/// The prompt-cache key of [`representative`] (the shape `agent::cache::key` makes).
+pub const CACHE_KEY: &str = "kl-0123456789abcdef";
+
 /// A request with everything the engine sends: system, user, an assistant tool call with
 /// its thought, the tool result, the Observe instruction, tools, constrained output and a
-/// token cap.
+/// token cap, and the run's prompt-cache key.
 pub fn representative(stream: bool) -> ChatRequest {
     let mut call = ChatMessage::new(Role::Assistant, "Let me read further.");
     call.tool_calls = vec![ToolCall {
@@ -216,6 +219,7 @@ pub fn representative(stream: bool) -> ChatRequest {
         }),
         max_tokens: Some(512),
         stream,
+        cache_key: Some(CACHE_KEY.into()),
     }
 }
 

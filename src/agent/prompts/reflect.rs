@@ -47,6 +47,7 @@ pub fn reflect(
         }),
         max_tokens: super::reply_cap(state, fit),
         stream: state.config.stream,
+        cache_key: None,
     })
 }
 

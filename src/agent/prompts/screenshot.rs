@@ -43,6 +43,7 @@ pub fn transcribe(state: &SessionState, image: Image) -> Result<ChatRequest, Tem
         response_format: None,
         max_tokens: Some(TRANSCRIPT_MAX_TOKENS.min(state.config.max_output_tokens)),
         stream: state.config.stream,
+        cache_key: None,
     })
 }
 

@@ -69,6 +69,7 @@ fn request(state: &SessionState, system: String, user: String, max_tokens: u32) 
         response_format: None,
         max_tokens: Some(max_tokens),
         stream: state.config.stream,
+        cache_key: None,
     }
 }
 

@@ -469,6 +469,7 @@ pub fn after_reply(
     let used = executor::usage_of(&reply, call.estimate);
     state.usage.input += used.input;
     state.usage.output += used.output;
+    state.usage.cached_input += used.cached_input;
     if !matches!(
         call.purpose,
         Purpose::Compact

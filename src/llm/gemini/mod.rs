@@ -208,7 +208,13 @@ impl StreamAccumulator {
                     .iter()
                     .filter_map(|k| usage.get(k).and_then(Value::as_u64))
                     .sum();
-                self.response.usage = Some(Usage { input, output });
+                // Tokens served from a cache: `cachedContentTokenCount`
+                // (https://ai.google.dev/api/generate-content#UsageMetadata).
+                let cached = usage
+                    .get("cachedContentTokenCount")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                self.response.usage = Some(Usage::new(input, output).with_cached(cached));
             }
         }
         let Some(candidate) = value

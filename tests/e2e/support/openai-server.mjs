@@ -4,7 +4,8 @@
 //   {content: 'text'}                                   an assistant message
 //   {tool_calls: [{name, arguments}]}                   tool calls (arguments: object or JSON text)
 //   {status: 401, body: {...} | 'text', headers: {...}} an HTTP error
-// Optional on any reply: delayMs (before answering), usage ({prompt_tokens, completion_tokens}),
+// Optional on any reply: delayMs (before answering), usage ({prompt_tokens, completion_tokens,
+// prompt_tokens_details?: {cached_tokens}}),
 // json: true (answer with a JSON body even when the request asked for a stream).
 // With `stream: true` the reply is SSE (`data: {chunk}` ... `data: [DONE]`), content split into
 // `chunks` deltas (default 4) or at the pieces given as `deltas: [...]` (then `content` may be
@@ -60,7 +61,11 @@ function toolCallsOf(reply) {
 function usageOf(reply, requestBody) {
   const prompt = reply.usage?.prompt_tokens ?? estimateTokens(requestBody?.messages);
   const completion = reply.usage?.completion_tokens ?? estimateTokens(reply.content ?? reply.tool_calls ?? '');
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  // Cached prompt tokens, as OpenAI reports them
+  // (https://platform.openai.com/docs/api-reference/chat/object).
+  if (reply.usage?.prompt_tokens_details) usage.prompt_tokens_details = reply.usage.prompt_tokens_details;
+  return usage;
 }
 
 const CORS = {
