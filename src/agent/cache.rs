@@ -6,28 +6,28 @@
 //! derived again from the saved state). OpenAI-compatible servers get it as
 //! `prompt_cache_key` (<https://platform.openai.com/docs/guides/prompt-caching>).
 
+use std::hash::Hasher;
+
+use crate::page::FnvHasher;
 use crate::state::SessionState;
 
 /// The label of the run's primary context (the conversation with the user).
 pub const PRIMARY: &str = "";
 
 /// The cache key of `label` in run `run_id` of `session`, started at `started_at` (ms):
-/// `kl-` and 16 hex digits (64-bit FNV-1a over the length-prefixed parts).
+/// `kl-` and 16 hex digits (64-bit FNV-1a, the page index's hasher, over the length-prefixed
+/// parts).
 pub fn key(session: &str, run_id: u32, started_at: u64, label: &str) -> String {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET;
+    let mut hasher = FnvHasher::default();
     let mut feed = |bytes: &[u8]| {
-        for b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
-            hash ^= u64::from(*b);
-            hash = hash.wrapping_mul(PRIME);
-        }
+        hasher.write(&(bytes.len() as u64).to_le_bytes());
+        hasher.write(bytes);
     };
     feed(session.as_bytes());
     feed(&run_id.to_le_bytes());
     feed(&started_at.to_le_bytes());
     feed(label.as_bytes());
-    format!("kl-{hash:016x}")
+    format!("kl-{:016x}", hasher.finish())
 }
 
 /// The cache key of the context the run's next call belongs to: the current phase's label,

@@ -142,7 +142,7 @@ impl PageIndex {
 type Fnv = BuildHasherDefault<FnvHasher>;
 
 /// FNV-1a, 64 bits.
-pub(super) struct FnvHasher(u64);
+pub struct FnvHasher(u64);
 
 impl Default for FnvHasher {
     fn default() -> Self {

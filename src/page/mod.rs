@@ -10,7 +10,7 @@ pub mod sections;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-pub use index::{Hit, PageIndex};
+pub use index::{FnvHasher, Hit, PageIndex};
 pub use passages::{Passage, MAX_CHARS as PASSAGE_MAX_CHARS};
 
 /// Passages the prompt may hold in place of the whole page: the best for the question
