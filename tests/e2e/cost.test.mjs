@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { configureProvider, launchExtension, openPopup, tabIdOf, waitUntil } from './support/browser.mjs';
+import { configureProvider, launchExtension, openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
 import { startScriptedOpenAI } from './support/openai-server.mjs';
 import { askQuestion, requestBackend, waitForRunEnd } from './support/popup.mjs';
 import { serveDirectory } from './support/static-server.mjs';
@@ -112,6 +112,7 @@ async function runAndSnapshot(usage = { prompt_tokens: 12_800, completion_tokens
   assert.equal(done.state, 'completed', JSON.stringify(done));
   shown.tokens = done.tokens;
   shown.costTitle = await popup.locator('#cost').getAttribute('title');
+  if (shown.capture) await screenshot(popup, shown.capture);
   const reply = await requestBackend(popup, { type: 'snapshot', session: `tab:${tabId}` });
   await popup.close();
   await tab.close();
@@ -149,7 +150,7 @@ test('cached prompt tokens are shown and priced at the cached rate; every call n
   await configureProvider(kl.context, kl.extId, { baseUrl: llm.baseUrl, model: 'gpt-4o-mini' });
   const from = llm.chatRequests.length;
   // OpenAI's usage with cached prompt tokens (https://platform.openai.com/docs/api-reference/chat/object).
-  const shown = {};
+  const shown = { capture: 'popup-cost-cached.png' };
   const view = await runAndSnapshot(
     { prompt_tokens: 12_800, completion_tokens: 1_000, prompt_tokens_details: { cached_tokens: 10_000 } },
     shown,
