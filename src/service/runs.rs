@@ -134,15 +134,16 @@ impl Service {
         self: &Rc<Self>,
         key: SessionKey,
     ) -> Result<(SessionView, Option<RunFuture>), ApiError> {
+        let (settings_notice, configured) = self.settings_status().await;
         if let Some(mut view) = self.live_view(key).await {
-            view.settings_notice = self.settings_notice().await;
+            view.settings_notice = settings_notice;
             return Ok((view, None));
         }
         let state = self.load_session(key).await?.state;
         let mut view = SessionView::of(&state);
-        view.settings_notice = self.settings_notice().await;
-        // Only a session that never ran can show the setup card: skip the read otherwise.
-        view.setup_needed = state.run_id == 0 && !self.is_configured().await;
+        view.settings_notice = settings_notice;
+        // Only a session that never ran can show the setup card.
+        view.setup_needed = state.run_id == 0 && !configured;
         let run = if state.status == RunStatus::Running {
             self.claim(key).await
         } else {

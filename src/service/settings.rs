@@ -5,7 +5,7 @@ use super::Service;
 use crate::llm::{doctor, keys};
 use crate::protocol::reply::{SearchOfferReply, SettingsReply};
 use crate::protocol::{ApiError, ApiErrorKind, SearchOfferAnswer};
-use crate::settings::{Settings, SettingsError, WebSearch, DEFAULT_BASE_URL, SETTINGS_KEY};
+use crate::settings::{Settings, SettingsError, WebSearch, DEFAULT_BASE_URL};
 
 /// The popup's words for saved settings that cannot be used.
 pub(super) fn settings_notice(problem: &SettingsError) -> String {
@@ -48,14 +48,16 @@ impl Service {
         })
     }
 
-    /// What the popup says when the saved settings cannot be used: runs then go to the
-    /// default model server, which the user did not choose. `None` when they are fine, none
-    /// are saved, or storage cannot be read (a run's own error then says so).
-    pub(super) async fn settings_notice(&self) -> Option<String> {
-        let (_, _, problem) = Settings::load_checked(self.ports.settings.as_ref())
-            .await
-            .ok()?;
-        problem.map(|p| settings_notice(&p))
+    /// From one read of the saved settings: what the popup says when they cannot be used
+    /// (runs then go to the default model server, which the user did not choose; `None` when
+    /// they are fine or none are saved), and whether any were ever saved (else the popup
+    /// offers its setup card). A store that cannot be read gives no notice and counts as
+    /// configured: the run's own error then says what failed.
+    pub(super) async fn settings_status(&self) -> (Option<String>, bool) {
+        match Settings::load_checked(self.ports.settings.as_ref()).await {
+            Ok((_, configured, problem)) => (problem.map(|p| settings_notice(&p)), configured),
+            Err(_) => (None, true),
+        }
     }
 
     /// Saves `settings`, refusing a model key that would travel in clear text. API keys are
@@ -131,11 +133,5 @@ impl Service {
             search_provider: settings.search_provider,
             search_offered: true,
         })
-    }
-
-    /// Whether settings were ever saved (else the popup offers its setup card). A store
-    /// that cannot be read counts as configured: the run's own error then says what failed.
-    pub(super) async fn is_configured(&self) -> bool {
-        !matches!(self.ports.settings.get(SETTINGS_KEY).await, Ok(None))
     }
 }
