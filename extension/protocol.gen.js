@@ -119,6 +119,16 @@ export const MAX_STEPS_DEFAULT = 5;
 /** Most steps a question may ask for. */
 export const MAX_STEPS_LIMIT = 20;
 
+/** Fewest, default and most subtopics of a research question. */
+export const RESEARCH_SUBTOPICS = Object.freeze({
+  "default": 4,
+  "max": 6,
+  "min": 2
+});
+
+/** Rounds (model call + tools) of each subtopic's research: a research question of n subtopics takes at most 1 + n × this + 2 rounds. */
+export const RESEARCH_SUBTOPIC_ROUNDS = 3;
+
 /** Longest question, or answer to the agent's question, in characters. */
 export const MAX_QUESTION_CHARS = 20000;
 

@@ -377,6 +377,7 @@ fn item_name(item: &Item) -> &'static str {
         Item::Rewrite { .. } => "rewrite",
         Item::SearchFallback { .. } => "search_fallback",
         Item::SectionSummary { .. } => "section_summary",
+        Item::Phase { .. } => "phase",
     }
 }
 

@@ -13,6 +13,7 @@ pub mod input;
 pub mod phase;
 pub mod prompts;
 pub mod reflexion;
+pub mod research;
 pub mod signal;
 pub mod step;
 pub mod template;

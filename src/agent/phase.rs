@@ -22,7 +22,7 @@ use crate::state::config::RunConfig;
 use crate::state::{self, Next, PhaseOutcome, PhaseRun, RunStatus, SessionState, StateError};
 use crate::tools::ToolBox;
 use crate::types::events::EventEnvelope;
-use crate::types::{ChatMessage, ErrorInfo, PageInfo, Role, ToolCall, Usage};
+use crate::types::{ChatMessage, ErrorInfo, JsonSchemaFormat, PageInfo, Role, ToolCall, Usage};
 
 pub use crate::state::{StopReason, ToolOutcome};
 
@@ -62,6 +62,8 @@ pub struct Phase {
     pub context_label: Option<String>,
     /// Run these calls with no model call (a tool-only phase).
     pub direct_tool_calls: Option<Vec<ToolCall>>,
+    /// Ask for JSON matching this schema (where the run's provider supports it).
+    pub format: Option<JsonSchemaFormat>,
 }
 
 impl Phase {
@@ -296,55 +298,7 @@ impl<'a> Phases<'a> {
 
     /// Sets the state up for `phase`; `false` when there is nothing to run.
     fn begin(&self, phase: Phase) -> bool {
-        let mut state = self.state.borrow_mut();
-        let label = phase.context_label.unwrap_or_default();
-        let mut run = PhaseRun {
-            system: self.system.clone(),
-            label: label.clone(),
-            tools: phase.tools,
-            max_iterations: phase.max_iterations,
-            iterations: 0,
-            tool_only: false,
-            result: PhaseOutcome {
-                final_text: String::new(),
-                tool_calls: Vec::new(),
-                stop_reason: None,
-            },
-        };
-        let next = match phase.direct_tool_calls {
-            Some(calls) => {
-                let mut calls = calls.into_iter();
-                let Some(first) = calls.next() else {
-                    return false;
-                };
-                run.tool_only = true;
-                state.queued_calls = calls.collect();
-                Next::Act {
-                    call: first,
-                    started: false,
-                }
-            }
-            None => {
-                if !phase.continue_context {
-                    let resets = state.context_resets.entry(label.clone()).or_default();
-                    *resets = resets.saturating_add(1);
-                }
-                let history = state.contexts.entry(label).or_default();
-                if !phase.continue_context {
-                    history.clear();
-                }
-                history.push(ChatMessage::new(Role::User, phase.message));
-                Next::Reason
-            }
-        };
-        state.phase = Some(run);
-        state.status = RunStatus::Running;
-        state.next = Some(next);
-        state.attempts = 0;
-        state.error = None;
-        state.ended_at = None;
-        state.answer.clear();
-        true
+        begin(&mut self.state.borrow_mut(), &self.system, phase)
     }
 
     async fn drive(&self) -> Result<PhaseResult, PhaseError> {
@@ -371,4 +325,58 @@ impl<'a> Phases<'a> {
             None => PhaseResult::empty(StopReason::StopRequested),
         })
     }
+}
+
+/// Sets `state` up to run `phase` with the system text `system` (the context's history
+/// reset first unless it continues); `false` when there is nothing to run.
+pub fn begin(state: &mut SessionState, system: &str, phase: Phase) -> bool {
+    let label = phase.context_label.unwrap_or_default();
+    let mut run = PhaseRun {
+        system: system.to_string(),
+        label: label.clone(),
+        tools: phase.tools,
+        max_iterations: phase.max_iterations,
+        iterations: 0,
+        tool_only: false,
+        format: phase.format,
+        result: PhaseOutcome {
+            final_text: String::new(),
+            tool_calls: Vec::new(),
+            stop_reason: None,
+        },
+    };
+    let next = match phase.direct_tool_calls {
+        Some(calls) => {
+            let mut calls = calls.into_iter();
+            let Some(first) = calls.next() else {
+                return false;
+            };
+            run.tool_only = true;
+            state.queued_calls = calls.collect();
+            Next::Act {
+                call: first,
+                started: false,
+            }
+        }
+        None => {
+            if !phase.continue_context {
+                let resets = state.context_resets.entry(label.clone()).or_default();
+                *resets = resets.saturating_add(1);
+            }
+            let history = state.contexts.entry(label).or_default();
+            if !phase.continue_context {
+                history.clear();
+            }
+            history.push(ChatMessage::new(Role::User, phase.message));
+            Next::Reason
+        }
+    };
+    state.phase = Some(run);
+    state.status = RunStatus::Running;
+    state.next = Some(next);
+    state.attempts = 0;
+    state.error = None;
+    state.ended_at = None;
+    state.answer.clear();
+    true
 }

@@ -245,7 +245,7 @@ fn user_text(
 
 /// A tool result as the model sees it: a page tool's is fenced; an explanation's cut
 /// selection adds, outside the fence, that the answer must say so.
-fn tool_content(state: &SessionState, name: &str, ok: bool, content: &str) -> String {
+pub(crate) fn tool_content(state: &SessionState, name: &str, ok: bool, content: &str) -> String {
     if !ok || !PAGE_DATA_TOOLS.contains(&name) {
         return content.to_string();
     }
@@ -454,10 +454,11 @@ pub fn phase(state: &SessionState, system: &str, tools: Vec<ToolSpec>) -> ChatRe
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(ChatMessage::new(Role::System, system.to_string()));
     messages.extend(history.iter().cloned());
+    let format = state.phase.as_ref().and_then(|p| p.format.clone());
     ChatRequest {
         messages,
         tools,
-        response_format: None,
+        response_format: format.filter(|_| state.config.constrained_output),
         max_tokens: Some(state.config.max_output_tokens),
         stream: state.config.stream,
         cache_key: None,
@@ -572,6 +573,7 @@ fn standalone(
 }
 
 mod reflect;
+pub mod research;
 pub mod screenshot;
 pub mod search;
 pub mod summary;

@@ -183,6 +183,20 @@ pub fn protocol_js() -> String {
             json!(RunConfig::MAX_STEPS_LIMIT),
         ),
         (
+            "Fewest, default and most subtopics of a research question.",
+            "RESEARCH_SUBTOPICS",
+            json!({
+                "min": crate::state::research::MIN_SUBTOPICS,
+                "default": crate::state::research::DEFAULT_SUBTOPICS,
+                "max": crate::state::research::MAX_SUBTOPICS,
+            }),
+        ),
+        (
+            "Rounds (model call + tools) of each subtopic's research: a research question of n subtopics takes at most 1 + n × this + 2 rounds.",
+            "RESEARCH_SUBTOPIC_ROUNDS",
+            json!(crate::state::research::SUBTOPIC_ROUNDS),
+        ),
+        (
             "Longest question, or answer to the agent's question, in characters.",
             "MAX_QUESTION_CHARS",
             json!(MAX_QUESTION_CHARS),

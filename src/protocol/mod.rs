@@ -54,12 +54,40 @@ struct RawRequest {
     question: Option<String>,
     tab_id: Option<i64>,
     max_steps: Option<u32>,
+    research: Option<ResearchAsk>,
     settings: Option<Settings>,
     request_id: Option<String>,
     answer: Option<String>,
     conversation: Option<String>,
     selection: Option<Selection>,
     text: Option<String>,
+}
+
+/// `"research": {"subtopics": 4}` of an `ask`: answer it in research mode.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResearchAsk {
+    #[serde(default = "default_subtopics")]
+    subtopics: u32,
+}
+
+fn default_subtopics() -> u32 {
+    crate::state::research::DEFAULT_SUBTOPICS
+}
+
+impl ResearchAsk {
+    /// The subtopics asked for, if allowed.
+    fn checked(self) -> Result<u32, ApiError> {
+        use crate::state::research::{MAX_SUBTOPICS, MIN_SUBTOPICS};
+        if (MIN_SUBTOPICS..=MAX_SUBTOPICS).contains(&self.subtopics) {
+            Ok(self.subtopics)
+        } else {
+            Err(ApiError::bad_request(format!(
+                "Subtopics must be {MIN_SUBTOPICS} to {MAX_SUBTOPICS}, not {}.",
+                self.subtopics
+            )))
+        }
+    }
 }
 
 /// The `id` of a request, read on its own: a reply to an unreadable request still names it.
@@ -109,6 +137,7 @@ impl Request {
                     .ok_or_else(|| missing("a \"question\""))?,
                 tab_id: raw.tab_id,
                 max_steps: raw.max_steps,
+                research: raw.research.map(ResearchAsk::checked).transpose()?,
             },
             "explain" => Command::Explain {
                 session: session()?,
@@ -203,6 +232,9 @@ pub enum Command {
         tab_id: Option<i64>,
         /// Step bound for this run.
         max_steps: Option<u32>,
+        /// Research mode with at most this many subtopics (checked: 2 to 6); `None`: a
+        /// question answered by the loop.
+        research: Option<u32>,
     },
     /// Stop the session's run. Reply: [`reply::StopReply`].
     Stop {

@@ -162,8 +162,9 @@ impl Service {
                 question,
                 tab_id,
                 max_steps,
+                research,
             } => with_run(
-                self.ask(session, &question, tab_id, max_steps)
+                self.ask(session, &question, tab_id, max_steps, research)
                     .await
                     .map(|(view, run)| (view, Some(run))),
             ),

@@ -47,6 +47,8 @@ fn fallback_nonce(now_ms: u64, run_id: u32) -> String {
 enum Begin<'a> {
     /// A question (checked).
     Question(&'a str),
+    /// A question to research in at most this many subtopics (both checked).
+    Research(&'a str, u32),
     /// A selection to explain (checked).
     Explain(Selection),
 }
@@ -195,10 +197,14 @@ impl Service {
         question: &str,
         tab_id: Option<i64>,
         max_steps: Option<u32>,
+        research: Option<u32>,
     ) -> Result<(SessionView, RunFuture), ApiError> {
         let question = UserText::Question.checked(question)?;
-        self.start(key, Begin::Question(question), tab_id, max_steps)
-            .await
+        let begin = match research {
+            Some(subtopics) => Begin::Research(question, subtopics),
+            None => Begin::Question(question),
+        };
+        self.start(key, begin, tab_id, max_steps).await
     }
 
     /// Starts a run in `key` that explains `selection` (already checked and capped), like
@@ -230,7 +236,7 @@ impl Service {
             .await
             .map_err(|e| ApiError::storage("read the settings", e))?;
         // A question (not an explanation) with a model set up and search never offered.
-        let search_offer = matches!(begin, Begin::Question(_))
+        let search_offer = matches!(begin, Begin::Question(_) | Begin::Research(..))
             && configured
             && problem.is_none()
             && settings.offers_search();
@@ -244,11 +250,28 @@ impl Service {
         let claim = self.registry.register(key).ok_or_else(busy)?;
         let config = settings.run_config(max_steps);
         let now = self.ports.clock.now_ms();
-        match begin {
-            Begin::Question(question) => state.begin_run(question, page, config, now),
-            Begin::Explain(selection) => state.begin_explain(selection, page, config, now),
-        }
+        let research = match begin {
+            Begin::Question(question) => {
+                state.begin_run(question, page, config, now);
+                None
+            }
+            Begin::Research(question, subtopics) => {
+                state.begin_run(question, page, config, now);
+                Some(subtopics)
+            }
+            Begin::Explain(selection) => {
+                state.begin_explain(selection, page, config, now);
+                None
+            }
+        };
         state.nonce = nonce;
+        if let Some(subtopics) = research {
+            // The fence of the stages' prompts needs the run's nonce: set just above.
+            crate::agent::step::research::begin(&mut state, subtopics, now).map_err(|e| {
+                self.registry.finish(key);
+                ApiError::new(ApiErrorKind::Internal, format!("Could not start: {e}."))
+            })?;
+        }
         state.notices = notices;
         match state::save_making_room(self.ports.sessions.as_ref(), &mut state).await {
             Ok(false) => {}

@@ -6,6 +6,7 @@ pub mod config;
 pub mod memory;
 pub mod migrate;
 mod persist;
+pub mod research;
 pub mod search;
 pub mod sources;
 pub mod summary;
@@ -25,7 +26,7 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-fn is_zero_u32(n: &u32) -> bool {
+pub(crate) fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 
@@ -139,6 +140,9 @@ pub struct PhaseRun {
     pub iterations: u32,
     /// A tool-only phase (its calls were queued; no model call).
     pub tool_only: bool,
+    /// JSON asked of the phase's replies (where the provider supports it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<crate::types::JsonSchemaFormat>,
     /// What the phase produced so far.
     pub result: PhaseOutcome,
 }
@@ -312,6 +316,9 @@ pub struct SessionState {
     /// The bounded phase this run is, if it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseRun>,
+    /// The research run this run is, if it is one (`agent::research`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub research: Option<research::ResearchRun>,
     /// Conversation histories of the bounded phases' context labels (`""`: primary).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub contexts: std::collections::BTreeMap<String, Vec<crate::types::ChatMessage>>,
@@ -395,6 +402,7 @@ impl SessionState {
             draft: String::new(),
             queued_calls: Vec::new(),
             phase: None,
+            research: None,
             contexts: std::collections::BTreeMap::new(),
             context_resets: std::collections::BTreeMap::new(),
             sources: Vec::new(),

@@ -141,6 +141,7 @@ impl Entry {
                 let text = format!("Section {} of {of}{heading}: {text}", index + 1);
                 ("section_summary", text, false, false)
             }
+            Item::Phase { heading } => ("phase", heading.clone(), false, false),
             Item::Answer { text, partial } => {
                 let text = if *partial {
                     format!("{text} (partial)")
@@ -291,6 +292,12 @@ pub enum Item {
         heading: String,
         /// The summary.
         text: String,
+    },
+    /// A research run began a stage (`agent::research`): the Steps view groups the entries
+    /// that follow under this heading.
+    Phase {
+        /// The heading ("Subtopic 2 of 4: ...").
+        heading: String,
     },
     /// The answer the run ended with.
     Answer {

@@ -20,6 +20,7 @@ use crate::settings::Settings;
 mod capture;
 mod notifier;
 mod random;
+pub mod research;
 mod search;
 mod store;
 mod time;

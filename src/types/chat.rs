@@ -73,7 +73,7 @@ pub struct ToolCall {
 }
 
 /// Ask the model for JSON matching a schema (where the provider supports it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JsonSchemaFormat {
     /// Schema name.
     pub name: String,

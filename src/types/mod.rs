@@ -13,7 +13,9 @@ pub mod secrets;
 pub mod source;
 pub mod tokens;
 
-pub use chat::{ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolSpec, Usage};
+pub use chat::{
+    ChatMessage, ChatRequest, ChatResponse, JsonSchemaFormat, Role, ToolCall, ToolSpec, Usage,
+};
 pub use error::{ErrorInfo, LlmError, LlmErrorKind, PageReadError, RunErrorKind};
 pub use image::Image;
 pub use page::{PageInfo, Selection, SelectionError};

@@ -17,6 +17,9 @@ pub(super) fn end_phase(
         }
         None => String::new(),
     };
+    if research::is_research(state) {
+        return research::next_stage(state, ctx, reason, out);
+    }
     state.queued_calls.clear();
     finish(
         state,
@@ -35,6 +38,9 @@ pub(super) fn fail_phase(
     error: ErrorInfo,
     out: &mut Out,
 ) {
+    if research::is_research(state) {
+        return research::failed(state, ctx, error, out);
+    }
     state.queued_calls.clear();
     let text = state
         .phase
@@ -58,11 +64,7 @@ pub fn halt(state: &mut SessionState, ctx: &StepCtx<'_>, why: Halt, out: &mut Ou
     let best = best_answer(state);
     match why {
         Halt::Budget => {
-            let message = format!(
-                "The token budget for this run is used up ({} of {} tokens); this is the best answer so far. Raise the Token budget in Options for longer runs.",
-                grouped(state.tokens_used()),
-                grouped(state.config.token_budget)
-            );
+            let message = research::budget_notice(state);
             state.notices.push(message.clone());
             out.emit(EventKind::Notice { message });
             let status = if ctx.stop {

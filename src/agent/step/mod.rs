@@ -538,6 +538,7 @@ mod compact;
 mod end;
 mod reflect;
 mod reply;
+pub mod research;
 pub mod screenshot;
 pub mod search;
 mod summarize;

@@ -81,10 +81,12 @@ pub(super) fn record_result(
             ok,
             content: content.clone(),
         });
-        let mut message = ChatMessage::new(Role::Tool, content.clone());
-        message.tool_call_id = Some(call.id.clone());
         let label = phase.label.clone();
         if !phase.tool_only {
+            // Page and web data reach the model inside the run's fence, as in any run.
+            let seen = prompts::tool_content(state, &call.name, ok, &content);
+            let mut message = ChatMessage::new(Role::Tool, seen);
+            message.tool_call_id = Some(call.id.clone());
             state.contexts.entry(label).or_default().push(message);
         }
     }

@@ -1,0 +1,168 @@
+//! Research mode's prompts (`agent::research`): every stage opens its context with the same
+//! system message and page block as any run (so the prefix is the same in every context
+//! label, and a provider's prompt cache can reuse it), then the stage's instruction from
+//! `templates/research.tpl`. Subtopics, findings and reports are model output made from page
+//! and web text: they are quoted inside the run's fence. Pure.
+
+use std::sync::OnceLock;
+
+use serde_json::json;
+
+use super::{builtin, page_block, strings, system};
+use crate::agent::context::Fit;
+use crate::agent::fence::Fence;
+use crate::agent::template::{Template, TemplateError};
+use crate::llm::JsonSchemaFormat;
+use crate::state::research::{ResearchRun, Stage};
+use crate::state::SessionState;
+
+/// Longest subtopic kept (characters).
+pub const MAX_SUBTOPIC_CHARS: usize = 160;
+/// Longest findings kept per subtopic (characters).
+pub const MAX_FINDINGS_CHARS: usize = 4_000;
+
+fn template() -> Result<&'static Template, TemplateError> {
+    static TEMPLATE: OnceLock<Result<Template, TemplateError>> = OnceLock::new();
+    TEMPLATE
+        .get_or_init(|| {
+            let template = Template::load(include_str!("../templates/research.tpl"))?;
+            template.expect_sections(&[
+                "decompose",
+                "subtopic",
+                "fallback",
+                "synthesize",
+                "review",
+            ])?;
+            Ok(template)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The system message of every research stage: the run's own (role, fence, reading level,
+/// web search), the same in every context.
+pub fn research_system(state: &SessionState) -> Result<String, TemplateError> {
+    system(state, builtin()?)
+}
+
+/// The findings of every subtopic, one headed block each, inside the fence.
+fn findings(fence: Fence<'_>, run: &ResearchRun) -> String {
+    let blocks: Vec<String> = run
+        .subtopics
+        .iter()
+        .map(|s| {
+            let found = if s.findings.trim().is_empty() {
+                "(nothing found)"
+            } else {
+                s.findings.trim()
+            };
+            format!("## {}\n{found}", s.title)
+        })
+        .collect();
+    fence.wrap(&blocks.join("\n\n"))
+}
+
+/// The user message that opens `stage`'s context: the page block, then the stage's
+/// instruction. `searchable`: whether the subtopic stage has a tool to use.
+pub fn opening(
+    state: &SessionState,
+    run: &ResearchRun,
+    stage: Stage,
+    searchable: bool,
+) -> Result<String, TemplateError> {
+    let template = template()?;
+    let fence = Fence::new(&state.nonce);
+    let count = run.max_subtopics.to_string();
+    let instruction = match stage {
+        Stage::Decompose => template.render(
+            &strings(&[("question", &state.question), ("count", &count)]),
+            &["decompose"],
+        )?,
+        Stage::Research(n) => {
+            let subtopic = run.subtopics.get(n).map_or("", |s| s.title.as_str());
+            let others: Vec<&str> = run
+                .subtopics
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != n)
+                .map(|(_, s)| s.title.as_str())
+                .collect();
+            let others = if others.is_empty() {
+                "(none)".to_string()
+            } else {
+                fence.wrap(&others.join("; "))
+            };
+            template.render(
+                &strings(&[
+                    ("question", &state.question),
+                    ("subtopic", &fence.wrap(subtopic)),
+                    ("index", &(n + 1).to_string()),
+                    ("of", &run.subtopics.len().to_string()),
+                    ("others", &others),
+                ]),
+                &[if searchable { "subtopic" } else { "fallback" }],
+            )?
+        }
+        Stage::Synthesize => template.render(
+            &strings(&[
+                ("question", &state.question),
+                ("findings", &findings(fence, run)),
+            ]),
+            &["synthesize"],
+        )?,
+        Stage::Review => template.render(
+            &strings(&[
+                ("question", &state.question),
+                ("findings", &findings(fence, run)),
+                ("report", &fence.wrap(&run.report)),
+            ]),
+            &["review"],
+        )?,
+    };
+    let page = page_block(state, builtin()?, &Fit::NONE)?;
+    Ok(format!("{page}\n\n{instruction}"))
+}
+
+/// The constrained output of `stage`, if it has one.
+pub fn format(stage: Stage) -> Option<JsonSchemaFormat> {
+    match stage {
+        Stage::Decompose => Some(JsonSchemaFormat {
+            name: "subtopics".into(),
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "subtopics": {
+                        "type": "array",
+                        "items": { "type": "string", "maxLength": MAX_SUBTOPIC_CHARS },
+                        "maxItems": crate::state::research::MAX_SUBTOPICS
+                    }
+                },
+                "required": ["subtopics"],
+                "additionalProperties": false
+            }),
+        }),
+        Stage::Review => Some(JsonSchemaFormat {
+            name: "review".into(),
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "fixes": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "find": { "type": "string" },
+                                "replace": { "type": "string" }
+                            },
+                            "required": ["find", "replace"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["fixes"],
+                "additionalProperties": false
+            }),
+        }),
+        Stage::Research(_) | Stage::Synthesize => None,
+    }
+}
