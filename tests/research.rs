@@ -146,7 +146,11 @@ fn research_runs_its_stages_in_order_and_reports_with_sections_and_citations() {
     let w = world(ResearchScript::new(&SUBTOPICS));
     let reply = w.research(4);
     assert_eq!(reply["ok"], true, "{reply}");
+    // The bound shown while planning: 1 + 4 × 3 + 2 rounds; then by the 2 subtopics found.
+    assert_eq!(reply["data"]["max_steps"], 15);
     let s = w.stored();
+    assert_eq!(s.step_bound(), 9);
+    assert_eq!(s.step, 1 + 3 + 3 + 2, "each subtopic took 3 rounds");
     assert_eq!(s.status, RunStatus::Completed, "{:?}", s.error);
     assert!(!s.partial);
     // Duplicates ("the  Moon") are dropped; at most the chosen number.
@@ -478,4 +482,70 @@ fn a_question_after_research_is_an_ordinary_run_with_the_report_as_a_turn() {
     assert!(headings(&s).is_empty());
     assert_eq!(s.turns.len(), 1);
     assert_eq!(s.turns[0].answer, report);
+}
+
+#[test]
+fn each_context_label_has_its_own_prompt_cache_key() {
+    let w = world(ResearchScript::new(&SUBTOPICS));
+    w.research(2);
+    // The stage of each request, by its opening instruction (grading and rewrite calls of
+    // a search belong to the subtopic that searched).
+    let mut by_stage: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    let mut stage = String::new();
+    for request in w.requests() {
+        let open = opening(&request);
+        if open.contains("Research mode") {
+            stage = match knowledgelens::testing::research::subtopic_number(open) {
+                Some(n) => format!("subtopic {n}"),
+                None if open.contains("Split the question") => "decompose".into(),
+                None if open.contains("Write the report") => "synthesis".into(),
+                None => "review".into(),
+            };
+        }
+        let key = request
+            .cache_key
+            .clone()
+            .expect("every request has a cache key");
+        by_stage.entry(stage.clone()).or_default().insert(key);
+    }
+    assert_eq!(by_stage.len(), 5, "{by_stage:?}");
+    // One key per stage (the same in all of a subtopic's rounds), and no two stages share one.
+    let keys: std::collections::BTreeSet<&String> = by_stage
+        .values()
+        .map(|k| {
+            assert_eq!(k.len(), 1, "{by_stage:?}");
+            k.iter().next().unwrap()
+        })
+        .collect();
+    assert_eq!(keys.len(), 5);
+}
+
+#[test]
+fn a_subtopic_that_hits_its_bound_keeps_what_it_found() {
+    // Subtopic 1's model never stops calling tools: three rounds, then the next subtopic.
+    let w = world_with(
+        ResearchScript::new(&["The moon", "The sun"]),
+        searching(),
+        |r, _| {
+            let open = knowledgelens::testing::research::opening(r);
+            (open.contains("Research subtopic 1 ") && !r.tools.is_empty()).then(|| {
+                let n = r.messages.iter().filter(|m| m.role == Role::Tool).count();
+                Reply::tool("query_page", &format!(r#"{{"query": "moon {n}"}}"#))
+            })
+        },
+    );
+    w.research(2);
+    let s = w.stored();
+    assert_eq!(s.status, RunStatus::Completed);
+    assert!(!s.partial, "a bound reached is not a cut");
+    let run = s.research.as_ref().unwrap();
+    assert_eq!(
+        run.subtopics[0].stop_reason,
+        Some(StopReason::MaxIterations)
+    );
+    // Its findings are its three page queries' results.
+    let found = &run.subtopics[0].findings;
+    assert_eq!(found.matches("passage for \"moon").count(), 3, "{found}");
+    assert_eq!(run.subtopics[1].stop_reason, Some(StopReason::Done));
+    assert!(headings(&s).contains(&"Reviewing the report".to_string()));
 }

@@ -466,7 +466,7 @@ impl<'a> Engine<'a> {
             let event = AgentEvent {
                 kind,
                 step: state.step,
-                max_steps: state.config.max_steps,
+                max_steps: state.step_bound(),
                 usage: state.usage_view(),
                 rev: state.rev,
                 seq: state.seq,

@@ -158,7 +158,7 @@ impl SessionView {
             phase: phase.map(str::to_string),
             tool,
             step: state.step,
-            max_steps: state.config.max_steps,
+            max_steps: state.step_bound(),
             usage: state.usage_view(),
             budget_warned: state.budget_warned,
             question: state.question.clone(),

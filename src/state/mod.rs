@@ -535,6 +535,14 @@ impl SessionState {
             .then(|| (self.last_prompt_tokens as f64 / f64::from(window)).min(1.0))
     }
 
+    /// The step bound the UI shows: the research bound in a research run, else the run's
+    /// "Max steps".
+    pub fn step_bound(&self) -> u32 {
+        self.research
+            .as_ref()
+            .map_or(self.config.max_steps, research::ResearchRun::bound)
+    }
+
     /// Total tokens used.
     pub fn tokens_used(&self) -> u64 {
         self.usage.input + self.usage.output

@@ -84,6 +84,17 @@ impl ResearchRun {
         }
     }
 
+    /// The most rounds this research may take: by the chosen number of subtopics until
+    /// they are known, then by their number.
+    pub fn bound(&self) -> u32 {
+        let n = if self.subtopics.is_empty() {
+            self.max_subtopics
+        } else {
+            u32::try_from(self.subtopics.len()).unwrap_or(self.max_subtopics)
+        };
+        max_rounds(n)
+    }
+
     /// The context label of `stage` (`""`: the primary context).
     pub fn label(stage: Stage) -> String {
         match stage {
