@@ -188,6 +188,8 @@ pub fn subtopics(reply: &str, max: usize) -> Vec<String> {
             .collect(),
         _ => reply
             .lines()
+            // "Here are the subtopics:" introduces the list; it is not one of them.
+            .filter(|l| !l.trim_end().ends_with(':'))
             .map(|l| {
                 l.trim()
                     .trim_start_matches(|c: char| {
@@ -289,29 +291,34 @@ pub fn fixes(reply: &str) -> Vec<Fix> {
 }
 
 /// `report` with each fix applied once (its first occurrence; a fix whose text is not in
-/// the report is skipped), and how many were applied. A fix never rewrites headings away:
-/// one that would remove a `## ` line is skipped.
+/// the report is skipped), and how many were applied. A fix never touches a heading: one
+/// whose match spans lines or lies on a `#` line is skipped.
 pub fn apply_fixes(report: &str, fixes: &[Fix]) -> (String, u32) {
     let mut text = report.to_string();
     let mut applied = 0;
     for fix in fixes {
-        if fix.find.contains("## ") && !fix.replace.contains("## ") {
+        if fix.find.contains('\n') || fix.replace.contains('\n') {
             continue;
         }
-        if let Some(at) = text.find(&fix.find) {
-            let mut end = at + fix.find.len();
-            let mut start = at;
-            if fix.replace.is_empty() {
-                // Removing a claim takes the space before it too.
-                if text[..start].ends_with(' ') {
-                    start -= 1;
-                } else if text[end..].starts_with(' ') {
-                    end += 1;
-                }
-            }
-            text.replace_range(start..end, &fix.replace);
-            applied += 1;
+        let Some(at) = text.find(&fix.find) else {
+            continue;
+        };
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        if text[line_start..].starts_with('#') {
+            continue;
         }
+        let mut start = at;
+        let mut end = at + fix.find.len();
+        if fix.replace.is_empty() {
+            // Removing a claim takes the space before it too.
+            if text[..start].ends_with(' ') {
+                start -= 1;
+            } else if text[end..].starts_with(' ') {
+                end += 1;
+            }
+        }
+        text.replace_range(start..end, &fix.replace);
+        applied += 1;
     }
     (text, applied)
 }
