@@ -71,6 +71,8 @@ export async function checkAccessibleNames(popup, { present = [] } = {}) {
     ['textbox', 'Question'],
     ['button', 'Ask'],
     ['spinbutton', 'Max steps'],
+    ['checkbox', 'Research'],
+    ['spinbutton', 'Subtopics'],
     ['button', 'Stop'],
     ['status', undefined],
     ['region', 'Answer'],
