@@ -12,10 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { seriousViolations } from './support/axe.mjs';
 import {
   configureProvider, launchExtension, openOptions, openPopup, optionsStatus, screenshot, stopServiceWorker, tabIdOf,
-  waitForWorkerRunning, waitUntil, workerBootId,
+  waitForSnapshot, waitForWorkerRunning, waitUntil, workerBootId,
 } from './support/browser.mjs';
 import { startScriptedOpenAI } from './support/openai-server.mjs';
-import { readPopup, waitForRunEnd } from './support/popup.mjs';
+import { readPopup, sourcesOf, waitForRunEnd } from './support/popup.mjs';
 import { RESULTS, UNSUPPORTED, queryOf, researchModel } from './support/research-model.mjs';
 import { startScriptedSearxng } from './support/searxng-server.mjs';
 import { serveDirectory } from './support/static-server.mjs';
@@ -80,16 +80,6 @@ async function askResearch(popup, question, subtopics) {
   await popup.getByRole('button', { name: 'Ask', exact: true }).click();
 }
 
-/** The sources listed under the answer: [{id, title, href}]. */
-function sourcesOf(popup) {
-  return popup.getByRole('region', { name: 'Sources', exact: true }).locator('li').evaluateAll((items) =>
-    items.map((li) => ({
-      id: li.querySelector('.source-id')?.textContent ?? '',
-      title: (li.querySelector('a, .source-title')?.textContent ?? '').trim(),
-      href: li.querySelector('a')?.getAttribute('href') ?? null,
-    })));
-}
-
 /** Opens the Steps region; returns it. */
 async function openSteps(popup) {
   const toggle = popup.getByRole('button', { name: 'Steps', exact: true });
@@ -137,7 +127,7 @@ test('Subtopics is enabled only with Research checked, Max steps is disabled wit
 test('a research question gives a report with its sections, synthesis and relevant citations, and Steps grouped by stage', async () => {
   model.reset();
   const searchesBefore = searx.queries().length;
-  const { popup } = await articlePopup();
+  const { tabId, popup } = await articlePopup();
   await askResearch(popup, 'Who kept Bellhaven Light, and what troubled the light?', 2);
   const done = await waitForRunEnd(popup, { timeout: RUN_TIMEOUT_MS, diagnostics });
   assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${diagnostics()}`);
@@ -179,9 +169,21 @@ test('a research question gives a report with its sections, synthesis and releva
   const stage = region.getByRole('listitem').filter({ has: popup.getByRole('heading', { name: STAGES[1], exact: true }) });
   assert.equal(await stage.count(), 1);
   assert.match(await stage.innerText(), /Tool call: search_web_for_info[\s\S]*Grades[\s\S]*Tool call: query_page/);
-  await popup.locator('.stage').nth(1).scrollIntoViewIfNeeded();
+  await region.evaluate((node) => {
+    node.scrollTop = 0;
+  });
   await screenshot(popup, 'research-steps.png');
   await popup.close();
+
+  // The side panel shows the same stages, the whole list at once.
+  const panel = await kl.context.newPage();
+  await panel.setViewportSize({ width: 420, height: 800 });
+  await panel.goto(`chrome-extension://${kl.extId}/sidepanel.html?tab=${tabId}`);
+  await waitForSnapshot(panel);
+  const panelSteps = await openSteps(panel);
+  assert.deepEqual(await panelSteps.getByRole('heading', { level: 3 }).allTextContents(), STAGES);
+  await screenshot(panel, 'research-steps-sidepanel.png');
+  await panel.close();
 });
 
 test('a worker stopped while a subtopic is researched resumes there: the report completes, no finished stage redone', async () => {
@@ -198,6 +200,7 @@ test('a worker stopped while a subtopic is researched resumes there: the report 
     ({ status } = await readPopup(popup));
     return status.startsWith('Subtopic 2 of 2: The salt — ');
   }, { message: () => `the status to name the stage: ${status}` });
+  await screenshot(popup, 'research-running.png');
 
   const bootBefore = await workerBootId(kl.context);
   await stopServiceWorker(kl.context);

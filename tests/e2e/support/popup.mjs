@@ -145,3 +145,13 @@ export async function requestBackend(extensionPage, request, { timeout = 15_000 
     { request, timeout },
   );
 }
+
+/** The sources listed under the answer: [{id, title, href}]. */
+export function sourcesOf(popup) {
+  return popup.getByRole('region', { name: 'Sources', exact: true }).locator('li').evaluateAll((items) =>
+    items.map((li) => ({
+      id: li.querySelector('.source-id')?.textContent ?? '',
+      title: (li.querySelector('a, .source-title')?.textContent ?? '').trim(),
+      href: li.querySelector('a')?.getAttribute('href') ?? null,
+    })));
+}
