@@ -141,6 +141,13 @@ test('a research question gives a report with its sections, synthesis and releva
   // A subtopic is offered the search and page tools only.
   const subtopicRequest = llm.chatRequests.find((r) => r.key === 'subtopic 1/0').body;
   assert.deepEqual(subtopicRequest.tools.map((t) => t.function.name).sort(), ['query_page', 'read_page', 'search_web_for_info']);
+  // The model is shown only the relevant result of each search.
+  for (const n of [1, 2]) {
+    const seen = llm.chatRequests.find((r) => r.key === `subtopic ${n}/1`).body.messages.find((m) => m.role === 'tool').content;
+    assert.match(seen, new RegExp(`\\[${n}\\] ${RESULTS[n][1].title} — `), seen);
+    assert.ok(!seen.includes('Hotel'), `a result graded not relevant reached the model: ${seen}`);
+  }
+  assert.equal(done.status, 'Completed in 9 steps.', 'the research bound for 2 subtopics, used in full');
 
   // The report: the sections as headings, the synthesis, the review's fix applied, and only
   // citations of relevant results (the made-up [7] is gone).
@@ -182,7 +189,11 @@ test('a research question gives a report with its sections, synthesis and releva
   await waitForSnapshot(panel);
   const panelSteps = await openSteps(panel);
   assert.deepEqual(await panelSteps.getByRole('heading', { level: 3 }).allTextContents(), STAGES);
+  assert.deepEqual(await seriousViolations(panel), []);
   await screenshot(panel, 'research-steps-sidepanel.png');
+  await panel.emulateMedia({ colorScheme: 'dark' });
+  assert.deepEqual(await seriousViolations(panel), []);
+  await screenshot(panel, 'research-steps-sidepanel-dark.png');
   await panel.close();
 });
 
