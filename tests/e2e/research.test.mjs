@@ -16,7 +16,7 @@ import {
 } from './support/browser.mjs';
 import { startScriptedOpenAI } from './support/openai-server.mjs';
 import { readPopup, sourcesOf, waitForRunEnd } from './support/popup.mjs';
-import { RESULTS, UNSUPPORTED, queryOf, researchModel } from './support/research-model.mjs';
+import { RESULTS, UNSUPPORTED, openingOf, queryOf, researchModel } from './support/research-model.mjs';
 import { startScriptedSearxng } from './support/searxng-server.mjs';
 import { serveDirectory } from './support/static-server.mjs';
 
@@ -138,6 +138,9 @@ test('a research question gives a report with its sections, synthesis and releva
   ], diagnostics());
   assert.equal(model.count('grade'), 2, 'each search graded once');
   assert.deepEqual(searx.queries().slice(searchesBefore), [queryOf(1), queryOf(2)]);
+  // The ask carried Subtopics: the planning call asks for at most 2.
+  const plan = llm.chatRequests.find((r) => r.key === 'plan').body;
+  assert.match(openingOf(plan), /Split the question into at most 2 subtopics/, openingOf(plan));
   // A subtopic is offered the search and page tools only.
   const subtopicRequest = llm.chatRequests.find((r) => r.key === 'subtopic 1/0').body;
   assert.deepEqual(subtopicRequest.tools.map((t) => t.function.name).sort(), ['query_page', 'read_page', 'search_web_for_info']);
