@@ -13,15 +13,16 @@ import { captureSelection } from './capture.js';
 import { BackendError, Connection } from './messaging.js';
 import { MAX_STEPS_DEFAULT, MAX_STEPS_LIMIT, REQUESTS, SETTINGS_ERROR_KINDS } from './protocol.gen.js';
 import {
-  TERMINAL, disconnected, emptyView, initialState, normalizeView, phaseLabel, receiveEvent, receiveSnapshot,
+  TERMINAL, disconnected, emptyView, initialState, normalizeView, receiveEvent, receiveSnapshot,
   shownAnswer,
 } from './view-state.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
 import { renderConversations } from './ui/conversations.js';
 import { openSidePanel, pageAccess, requestOrigin } from './ui/panel.js';
+import { createResearchControls, runningStatus } from './ui/research.js';
 import { createSearchOffer } from './ui/search-offer.js';
-import { createStepsView } from './ui/steps.js';
+import { createStepsView, stepCounts } from './ui/steps.js';
 
 const el = Object.fromEntries(
   [
@@ -34,7 +35,7 @@ const el = Object.fromEntries(
     'step-list', 'sources-section', 'sources', 'new-conversation', 'archive-toggle', 'copy-done',
     'copy-answer', 'archive', 'clear-history', 'archive-empty', 'archive-list', 'explain-form',
     'selection', 'explain', 'explain-note', 'search-offer', 'search-offer-on', 'search-offer-later',
-    'search-offer-done',
+    'search-offer-done', 'research', 'subtopics', 'research-bound',
   ].map((id) => [id, document.getElementById(id)]),
 );
 
@@ -77,6 +78,9 @@ const state = {
 /** The conversation requests exist once the worker speaks them (protocol.gen.js). */
 
 const stepsView = createStepsView(el['step-list']);
+const research = createResearchControls({
+  checkbox: el.research, subtopics: el.subtopics, bound: el['research-bound'], maxSteps: el['max-steps'],
+});
 const answerView = createAnswerView(el.answer);
 const passages = createPassageCitations({
   answer: el.answer,
@@ -220,7 +224,10 @@ async function ask() {
     el.question.focus();
     return;
   }
-  if (await startRun(REQUESTS.ASK, { question })) el.question.value = '';
+  // Research mode: its bound is the research bound, so no Max steps is sent.
+  const asked = research.request();
+  const fields = asked ? { question, research: asked, max_steps: null } : { question };
+  if (await startRun(REQUESTS.ASK, fields)) el.question.value = '';
 }
 
 /** Reads the target tab's selection into the "Selected text" box (once, when the popup opens). */
@@ -307,12 +314,8 @@ function statusText(view) {
   if (!state.connected && !state.view) return 'Connecting…';
   if (state.askPending) return 'Starting…';
   switch (view.status) {
-    case 'running': {
-      const parts = [state.stopping ? 'Stopping…' : phaseLabel(view)];
-      if (view.step > 0) parts.push(`Step ${view.step} of ${view.max_steps}`);
-      if (view.tool) parts.push(`using ${view.tool}`);
-      return parts.join(' · ');
-    }
+    case 'running':
+      return runningStatus(view, state.stopping);
     case 'completed':
       return view.partial
         ? `Completed with a partial answer after ${plural(view.step, 'step')}.`
@@ -377,9 +380,9 @@ function renderCost(view) {
 function renderSteps(view) {
   const steps = view.steps ?? [];
   el['steps-section'].hidden = steps.length === 0;
-  const stepCount = new Set(steps.map((item) => item.step)).size;
-  const entries = `${steps.length} ${steps.length === 1 ? 'entry' : 'entries'}`;
-  el['steps-count'].textContent = steps.length ? `${plural(stepCount, 'step')}, ${entries}` : '';
+  const count = stepCounts(steps);
+  const entries = `${count.entries} ${count.entries === 1 ? 'entry' : 'entries'}`;
+  el['steps-count'].textContent = steps.length ? `${plural(count.steps, 'step')}, ${entries}` : '';
   el.steps.hidden = el['steps-toggle'].getAttribute('aria-expanded') !== 'true';
   stepsView.render(steps);
 }
@@ -680,7 +683,7 @@ function render() {
   const running = view.status === 'running' || state.askPending;
   el.ask.disabled = running;
   el.stop.disabled = view.status !== 'running' || state.stopping;
-  el['max-steps'].disabled = running;
+  research.render(running);
   el.status.textContent = statusText(view);
   el.status.dataset.state = state.askPending ? 'running' : view.status;
   renderPage(view);

@@ -1,6 +1,8 @@
 // The Steps region: the run's trajectory as the worker sent it (SessionView.steps, extended by
-// step_item events in view-state.js), grouped by step. Each entry is built once per content
-// and kept, so an open result stays open while later entries arrive.
+// step_item events in view-state.js), grouped by step. A research run's `phase` entries begin
+// its stages: each stage is a list item with its heading, holding its steps (a run without
+// them is a plain list of steps). Each entry is built once per content and kept, so an open
+// result stays open while later entries arrive.
 
 import { formatCount, h, setChildren } from './dom.js';
 
@@ -159,38 +161,101 @@ function stepNode(step) {
   return { node, list };
 }
 
+/** A research stage: its heading (a real heading, for screen readers) and its steps. */
+function stageNode(heading) {
+  const list = h('ol', { className: 'stage-steps' });
+  const node = h('li', { className: 'stage' }, h('h3', { className: 'stage-head' }, heading), list);
+  return { node, list };
+}
+
+/** Whether `item` begins a research stage (it is its heading, not an entry). */
+const isPhase = (item) => item?.kind === 'phase';
+
+/** How many steps and entries `steps` holds (a stage's heading is neither). */
+export function stepCounts(steps) {
+  const entries = (steps ?? []).filter((item) => !isPhase(item));
+  return { steps: new Set(entries.map((item) => item.step)).size, entries: entries.length };
+}
+
+/**
+ * `steps` split into stages: [{phase, items}] in order, where `phase` is the entry that began
+ * the stage (null for the entries before any) and `items` the entries after it.
+ */
+export function stagesOf(steps) {
+  const stages = [];
+  let current = null;
+  for (const item of steps ?? []) {
+    if (isPhase(item)) {
+      current = { phase: item, items: [] };
+      stages.push(current);
+    } else {
+      if (!current) {
+        current = { phase: null, items: [] };
+        stages.push(current);
+      }
+      current.items.push(item);
+    }
+  }
+  return stages;
+}
+
 /** Renders `steps` into `listElement` (an `<ol>`), reusing the nodes of unchanged entries. */
 export function createStepsView(listElement) {
   /** index -> {key, node} */
   const entries = new Map();
-  /** step number -> {node, list} */
+  /** "stage/step" -> {node, list} */
   const groups = new Map();
+  /** "phase index/heading" -> {node, list} */
+  const stageNodes = new Map();
+
+  /** The step nodes of `items` (entries of one stage, `stage` its key), by step. */
+  function stepNodes(stage, items, seen, used) {
+    const byStep = new Map();
+    for (const item of items) {
+      const key = JSON.stringify(item);
+      let cached = entries.get(item.index);
+      if (!cached || cached.key !== key) {
+        cached = { key, node: entryNode(item) };
+        entries.set(item.index, cached);
+      }
+      seen.add(item.index);
+      const step = Number(item.step) || 0;
+      if (!byStep.has(step)) byStep.set(step, []);
+      byStep.get(step).push(cached.node);
+    }
+    const nodes = [];
+    for (const [step, stepItems] of byStep) {
+      const id = `${stage}/${step}`;
+      if (!groups.has(id)) groups.set(id, stepNode(step));
+      used.add(id);
+      const group = groups.get(id);
+      setChildren(group.list, stepItems);
+      nodes.push(group.node);
+    }
+    return nodes;
+  }
 
   return {
     render(steps) {
-      const byStep = new Map();
       const seen = new Set();
-      for (const item of steps) {
-        const key = JSON.stringify(item);
-        let cached = entries.get(item.index);
-        if (!cached || cached.key !== key) {
-          cached = { key, node: entryNode(item) };
-          entries.set(item.index, cached);
+      const used = new Set();
+      const usedStages = new Set();
+      const nodes = [];
+      for (const { phase, items } of stagesOf(steps)) {
+        if (!phase) {
+          nodes.push(...stepNodes('', items, seen, used));
+          continue;
         }
-        seen.add(item.index);
-        const step = Number(item.step) || 0;
-        if (!byStep.has(step)) byStep.set(step, []);
-        byStep.get(step).push(cached.node);
+        const id = `${phase.index}/${phase.text ?? ''}`;
+        if (!stageNodes.has(id)) stageNodes.set(id, stageNode(String(phase.text ?? '')));
+        usedStages.add(id);
+        const stage = stageNodes.get(id);
+        setChildren(stage.list, stepNodes(String(phase.index), items, seen, used));
+        nodes.push(stage.node);
       }
       for (const index of [...entries.keys()]) if (!seen.has(index)) entries.delete(index);
-      for (const step of [...groups.keys()]) if (!byStep.has(step)) groups.delete(step);
-      const nodes = [];
-      for (const [step, items] of byStep) {
-        if (!groups.has(step)) groups.set(step, stepNode(step));
-        const group = groups.get(step);
-        setChildren(group.list, items);
-        nodes.push(group.node);
-      }
+      for (const id of [...groups.keys()]) if (!used.has(id)) groups.delete(id);
+      for (const id of [...stageNodes.keys()]) if (!usedStages.has(id)) stageNodes.delete(id);
       setChildren(listElement, nodes);
     },
   };

@@ -16,7 +16,7 @@ import {
 } from './support/browser.mjs';
 import { startScriptedMediaWiki } from './support/mediawiki-server.mjs';
 import { startScriptedOpenAI } from './support/openai-server.mjs';
-import { askQuestion, requestBackend, waitForRunEnd } from './support/popup.mjs';
+import { askQuestion, requestBackend, sourcesOf, waitForRunEnd } from './support/popup.mjs';
 import { startScriptedSearxng } from './support/searxng-server.mjs';
 import { closedPort } from './support/static-server.mjs';
 
@@ -108,16 +108,6 @@ async function ask(question) {
   const done = await waitForRunEnd(popup, { diagnostics: () => `${llm.timeline()}\n${kl.recentLogs()}` });
   assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${llm.timeline()}\n${kl.recentLogs()}`);
   return { popup, done };
-}
-
-/** The sources listed under the answer: [{id, title, href}]. */
-function sourcesOf(popup) {
-  return popup.getByRole('region', { name: 'Sources', exact: true }).locator('li').evaluateAll((items) =>
-    items.map((li) => ({
-      id: li.querySelector('.source-id')?.textContent ?? '',
-      title: (li.querySelector('a, .source-title')?.textContent ?? '').trim(),
-      href: li.querySelector('a')?.getAttribute('href') ?? null,
-    })));
 }
 
 test('Wikipedia search from the popup: searched, graded, the answer cites the relevant result', async () => {

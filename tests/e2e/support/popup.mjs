@@ -71,6 +71,8 @@ export async function checkAccessibleNames(popup, { present = [] } = {}) {
     ['textbox', 'Question'],
     ['button', 'Ask'],
     ['spinbutton', 'Max steps'],
+    ['checkbox', 'Research'],
+    ['spinbutton', 'Subtopics'],
     ['button', 'Stop'],
     ['status', undefined],
     ['region', 'Answer'],
@@ -142,4 +144,14 @@ export async function requestBackend(extensionPage, request, { timeout = 15_000 
       }),
     { request, timeout },
   );
+}
+
+/** The sources listed under the answer: [{id, title, href}]. */
+export function sourcesOf(popup) {
+  return popup.getByRole('region', { name: 'Sources', exact: true }).locator('li').evaluateAll((items) =>
+    items.map((li) => ({
+      id: li.querySelector('.source-id')?.textContent ?? '',
+      title: (li.querySelector('a, .source-title')?.textContent ?? '').trim(),
+      href: li.querySelector('a')?.getAttribute('href') ?? null,
+    })));
 }
