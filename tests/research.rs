@@ -549,3 +549,22 @@ fn a_subtopic_that_hits_its_bound_keeps_what_it_found() {
     assert_eq!(run.subtopics[1].stop_reason, Some(StopReason::Done));
     assert!(headings(&s).contains(&"Reviewing the report".to_string()));
 }
+
+#[test]
+fn the_stage_schemas_parse_and_bound_what_they_ask_for() {
+    use knowledgelens::agent::prompts::research::{format, MAX_SUBTOPIC_CHARS};
+    use knowledgelens::state::research::MAX_SUBTOPICS;
+    let subtopics = format(Stage::Decompose).expect("decompose asks for JSON");
+    assert_eq!(subtopics.name, "subtopics");
+    let list = &subtopics.schema["properties"]["subtopics"];
+    assert_eq!(list["maxItems"], MAX_SUBTOPICS);
+    assert_eq!(list["items"]["maxLength"], MAX_SUBTOPIC_CHARS);
+    let review = format(Stage::Review).expect("review asks for JSON");
+    assert_eq!(review.schema["required"], json!(["fixes"]));
+    assert_eq!(
+        review.schema["properties"]["fixes"]["items"]["required"],
+        json!(["find", "replace"])
+    );
+    assert!(format(Stage::Research(0)).is_none());
+    assert!(format(Stage::Synthesize).is_none());
+}

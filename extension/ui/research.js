@@ -38,14 +38,14 @@ export function currentStage(steps) {
 
 /**
  * The status line of a running run: what it does ("Stopping…" once asked to stop), its step
- * and tool. A research run names its stage before the activity and counts its steps without
- * "of": its bound is the research bound, not Max steps.
+ * and tool. A research run names its stage before the activity; its `max_steps` is the
+ * research bound (1 + subtopics × 3 + 2, by the subtopics found once they are known).
  */
 export function runningStatus(view, stopping = false) {
   const stage = currentStage(view?.steps);
   const doing = stopping ? 'Stopping…' : phaseLabel(view);
   const parts = [stage === null ? doing : `${stage} — ${doing}`];
-  if (view.step > 0) parts.push(stage === null ? `Step ${view.step} of ${view.max_steps}` : `Step ${view.step}`);
+  if (view.step > 0) parts.push(`Step ${view.step} of ${view.max_steps}`);
   if (view.tool) parts.push(`using ${view.tool}`);
   return parts.join(' · ');
 }

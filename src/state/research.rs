@@ -23,8 +23,10 @@ pub fn max_rounds(subtopics: u32) -> u32 {
 }
 
 /// Where a research run is.
+/// (`"decompose"`, `{"research": 1}`, ...: externally tagged, which decodes without
+/// buffering and keeps the wasm small.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "stage", content = "index")]
+#[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Splitting the question into subtopics.
     Decompose,

@@ -42,7 +42,7 @@ test('the current stage is the last phase entry; none in an ordinary run', () =>
   assert.equal(currentStage(steps), 'Subtopic 1 of 2: Keepers');
 });
 
-test('the status line of a research run names its stage with the activity, without "of" Max steps', () => {
+test('the status line of a research run names its stage with the activity, and its step of the research bound', () => {
   const running = (fields) => ({ status: 'running', step: 0, max_steps: 5, phase: null, activity: null, tool: null, steps: [], ...fields });
   // An ordinary run: as before.
   assert.equal(runningStatus(running({ phase: 'thinking', step: 2 })), 'Thinking · Step 2 of 5');
@@ -50,13 +50,13 @@ test('the status line of a research run names its stage with the activity, witho
   assert.equal(runningStatus(running({ phase: 'thinking', step: 2 }), true), 'Stopping… · Step 2 of 5');
   const steps = [phase(0, 0, 'Planning the subtopics'), phase(1, 1, 'Subtopic 2 of 4: The sun')];
   assert.equal(
-    runningStatus(running({ phase: 'searching', activity: { query: 'solar tides' }, step: 5, steps })),
-    'Subtopic 2 of 4: The sun — Searching the web for "solar tides" · Step 5',
+    runningStatus(running({ phase: 'searching', activity: { query: 'solar tides' }, step: 5, max_steps: 15, steps })),
+    'Subtopic 2 of 4: The sun — Searching the web for "solar tides" · Step 5 of 15',
   );
   assert.equal(runningStatus(running({ steps: steps.slice(0, 1) })), 'Planning the subtopics — Starting');
   assert.equal(
-    runningStatus(running({ phase: 'thinking', step: 3, steps }), true),
-    'Subtopic 2 of 4: The sun — Stopping… · Step 3',
+    runningStatus(running({ phase: 'thinking', step: 3, max_steps: 15, steps }), true),
+    'Subtopic 2 of 4: The sun — Stopping… · Step 3 of 15',
   );
 });
 

@@ -6,8 +6,6 @@
 
 use std::sync::OnceLock;
 
-use serde_json::json;
-
 use super::{builtin, page_block, strings, system};
 use crate::agent::context::Fit;
 use crate::agent::fence::Fence;
@@ -123,46 +121,22 @@ pub fn opening(
     Ok(format!("{page}\n\n{instruction}"))
 }
 
+/// The decompose stage's output schema (a constant parsed when used: `json!` would add
+/// ~6 KB of code to the wasm; `tests/research.rs` checks it parses and bounds the list).
+const SUBTOPICS_SCHEMA: &str = r#"{"type": "object", "properties": {"subtopics": {"type": "array", "items": {"type": "string", "maxLength": 160}, "maxItems": 6}}, "required": ["subtopics"], "additionalProperties": false}"#;
+
+/// The review stage's output schema.
+const REVIEW_SCHEMA: &str = r#"{"type": "object", "properties": {"fixes": {"type": "array", "items": {"type": "object", "properties": {"find": {"type": "string"}, "replace": {"type": "string"}}, "required": ["find", "replace"], "additionalProperties": false}}}, "required": ["fixes"], "additionalProperties": false}"#;
+
 /// The constrained output of `stage`, if it has one.
 pub fn format(stage: Stage) -> Option<JsonSchemaFormat> {
-    match stage {
-        Stage::Decompose => Some(JsonSchemaFormat {
-            name: "subtopics".into(),
-            schema: json!({
-                "type": "object",
-                "properties": {
-                    "subtopics": {
-                        "type": "array",
-                        "items": { "type": "string", "maxLength": MAX_SUBTOPIC_CHARS },
-                        "maxItems": crate::state::research::MAX_SUBTOPICS
-                    }
-                },
-                "required": ["subtopics"],
-                "additionalProperties": false
-            }),
-        }),
-        Stage::Review => Some(JsonSchemaFormat {
-            name: "review".into(),
-            schema: json!({
-                "type": "object",
-                "properties": {
-                    "fixes": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "find": { "type": "string" },
-                                "replace": { "type": "string" }
-                            },
-                            "required": ["find", "replace"],
-                            "additionalProperties": false
-                        }
-                    }
-                },
-                "required": ["fixes"],
-                "additionalProperties": false
-            }),
-        }),
-        Stage::Research(_) | Stage::Synthesize => None,
-    }
+    let (name, schema) = match stage {
+        Stage::Decompose => ("subtopics", SUBTOPICS_SCHEMA),
+        Stage::Review => ("review", REVIEW_SCHEMA),
+        Stage::Research(_) | Stage::Synthesize => return None,
+    };
+    Some(JsonSchemaFormat {
+        name: name.into(),
+        schema: serde_json::from_str(schema).ok()?,
+    })
 }
