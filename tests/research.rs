@@ -182,6 +182,22 @@ fn research_runs_its_stages_in_order_and_reports_with_sections_and_citations() {
     assert_eq!(w.search.searches.get(), 4);
     let names: Vec<&str> = w.sink.names();
     assert_eq!(names.iter().filter(|n| **n == "completed").count(), 1);
+    // Only the report streams (the planning, findings and review replies do not).
+    let deltas: String = w
+        .sink
+        .events
+        .borrow()
+        .iter()
+        .filter_map(|e| match &e.event.kind {
+            knowledgelens::types::events::EventKind::AnswerDelta { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(deltas.starts_with("## The moon"), "{deltas}");
+    assert!(
+        deltas.contains(UNSUPPORTED),
+        "the draft is the report as written"
+    );
     assert!(names.contains(&"searching"));
     // The stages' contexts are dropped once the report is written.
     assert!(s.contexts.is_empty());

@@ -106,13 +106,11 @@ impl ResearchScript {
                     .enumerate()
                     .map(|(i, t)| format!("## {t}\nThe moon pulls the oceans [p1] ({}).", i + 1))
                     .collect();
-                raw(
-                    format!(
-                        "{}\n\n## Synthesis\nThe moon causes the tides [p1]. {UNSUPPORTED}",
-                        sections.join("\n\n")
-                    ),
-                    Vec::new(),
-                )
+                // Streamed in pieces, as a provider streams the report.
+                Reply::Text(format!(
+                    "{}\n\n## Synthesis\nThe moon causes the tides [p1]. {UNSUPPORTED}",
+                    sections.join("\n\n")
+                ))
             }
             RequestKind::Other(name) if name == "review" => {
                 let fixes = if self.review_fixes {

@@ -250,7 +250,9 @@ fn plan_phase_round(
     }
     let tools = ctx.tools.offered(phase.tools.as_deref(), offer(state));
     let request = prompts::phase(state, &phase.system, tools);
-    model_call(state, Ok(request), Purpose::Reason, false, ctx, out)
+    // A research report streams to the UI as it is written, like any answer.
+    let stream = research::streams(state);
+    model_call(state, Ok(request), Purpose::Reason, stream, ctx, out)
 }
 
 fn model_call(

@@ -17,6 +17,14 @@ pub fn begin(state: &mut SessionState, subtopics: u32, now: u64) -> Result<(), T
     begin_stage(state, now, &research::first())
 }
 
+/// Whether the current call writes a research report (its text streams to the UI).
+pub(super) fn streams(state: &SessionState) -> bool {
+    state
+        .research
+        .as_ref()
+        .is_some_and(|r| r.stage == Stage::Synthesize)
+}
+
 /// Whether the run is a research run (its phases end in [`next_stage`]).
 pub(super) fn is_research(state: &SessionState) -> bool {
     state.research.is_some() && state.phase.is_some()
