@@ -43,6 +43,9 @@ impl TypedTool for RequestInput {
         "Ask the user one short clarifying question and wait for the answer. Use it only when the question is ambiguous and neither the page nor general knowledge can settle it.";
     type Args = RequestInputArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {

@@ -110,6 +110,9 @@ impl TypedTool for ExplainTextWithContext {
         "Return the text the user selected on the page with its context: the enclosing paragraph, the heading path, the page title, URL and language. Makes no model call.";
     type Args = ExplainArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {

@@ -15,6 +15,7 @@ mod builtin;
 pub mod explain;
 mod page;
 pub mod parse;
+pub mod schemas;
 pub mod screenshot;
 pub mod search;
 pub mod summarize;
@@ -233,6 +234,12 @@ pub trait TypedTool {
     /// The result (text for the model).
     type Output: Into<String>;
 
+    /// The JSON schema of the arguments (before the optional `reasoning` is added): derived
+    /// with `schemars`. Built-in tools return their generated one ([`schemas::builtin`]).
+    fn parameters(&self) -> Value {
+        schema_of::<Self::Args>()
+    }
+
     /// Example calls.
     fn examples(&self) -> Vec<ToolExample> {
         Vec::new()
@@ -368,7 +375,7 @@ impl<T: TypedTool> Tool for T {
         ToolDefinition {
             name: T::NAME.to_string(),
             description: T::DESCRIPTION.to_string(),
-            parameters: with_reasoning(schema_of::<T::Args>()),
+            parameters: with_reasoning(self.parameters()),
             examples: self.examples(),
             risk: self.risk(),
             side_effects: self.side_effects(),

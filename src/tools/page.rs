@@ -146,6 +146,9 @@ impl TypedTool for ReadPage {
         "Read the page in order, whole passages from a character offset on. Use it to read on from a passage you were given; to find something, use query_page.";
     type Args = ReadPageArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
@@ -201,6 +204,9 @@ impl TypedTool for QueryPage {
         "Find the passages of the page that best match a query (words that would appear in them), best first, each with its label and heading path. Use it when the passages you were given do not hold what you need.";
     type Args = QueryPageArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {

@@ -32,6 +32,9 @@ impl TypedTool for ExtractScreenshotText {
     const DESCRIPTION: &'static str = "Read the text the user sees on the page from a screenshot of the visible part of the tab, for pages whose text cannot be read otherwise (drawings, canvas apps, images of text, PDFs). Returns the text found in the screenshot.";
     type Args = ExtractScreenshotTextArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {

@@ -111,6 +111,9 @@ impl TypedTool for SearchWeb {
     const DESCRIPTION: &'static str = "Search the web. The results are graded for relevance to the query and the user's question; when too few are relevant the query is rewritten and searched again (at most 3 searches). Returns the relevant results numbered [1], [2], ...: cite them by those numbers.";
     type Args = SearchWebArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
@@ -145,6 +148,9 @@ impl TypedTool for GradeResults {
     const DESCRIPTION: &'static str = "Grade search results for relevance to a query and the user's question: each gets relevant or not_relevant, a confidence in [0, 1] and a one-line reason.";
     type Args = GradeResultsArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn rate_limit(&self) -> RateLimit {
         PER_RUN
@@ -168,6 +174,9 @@ impl TypedTool for RewriteQuery {
     const DESCRIPTION: &'static str = "Rewrite a web search query that found nothing useful into a different one (other keywords, more specific or more general).";
     type Args = RewriteQueryArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn rate_limit(&self) -> RateLimit {
         PER_RUN

@@ -27,6 +27,9 @@ impl TypedTool for SummarizePage {
         "Summarize the whole page, however long (section by section when needed). Use it for a summary or an overview of the page.";
     type Args = SummarizePageArgs;
     type Output = String;
+    fn parameters(&self) -> serde_json::Value {
+        super::schemas::builtin(Self::NAME)
+    }
 
     fn rate_limit(&self) -> RateLimit {
         RateLimit {
