@@ -78,7 +78,7 @@ kl_log "wasm engine overhead under Node ($runs runs)"
 cargo build --quiet --release --target wasm32-unknown-unknown --lib --features bench
 rm -rf "$out/wasm-node"
 wasm-bindgen --target nodejs --out-dir "$out/wasm-node" --out-name knowledgelens \
-  target/wasm32-unknown-unknown/release/knowledgelens.wasm
+  "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/knowledgelens.wasm"
 # The nodejs glue is CommonJS; the repo's package.json says "type": "module".
 printf '{"type": "commonjs"}\n' > "$out/wasm-node/package.json"
 KL_BENCH_RUNS=$runs node pkg-scripts/bench-wasm.mjs "$out/wasm-node/knowledgelens.js" > "$out/wasm.json"
