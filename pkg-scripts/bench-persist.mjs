@@ -16,6 +16,12 @@
 //   the run, which loads all 100 KB. Each sample checks that the run was resumed. For
 //   context, wake_to_reply_ms is the same start seen from the page: from connect() until the
 //   reply to its snapshot request (Chrome starting the worker, start-up, one request).
+// sw_cold_start_{script,compile,instantiate,backend,resume}_ms: the same start in parts, from
+//   the worker's performance.mark()s (extension/background.js, src/web/api.rs): loading the
+//   worker's JS modules until background.js runs; fetching and compiling the wasm module;
+//   instantiating it; Backend.start until it resumes runs (panic hook, ports, service); and
+//   resuming the run (restricting the storage areas at the same time) until ready. Medians
+//   of each part, so they need not add up to the median of the whole.
 // rag_index_1mb_ms / rag_retrieve_1mb_ms: splitting a ~1 MB page into passages and building
 //   their BM25 index (at most 50 runs), and retrieving the best 8 passages for a six-word
 //   question from it, in wasm in the worker.
@@ -41,16 +47,24 @@ const log = (line) => process.stderr.write(`[bench-persist] ${line}\n`);
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const at = (xs, q) => sorted(xs)[Math.round((xs.length - 1) * q)];
 const round = (x) => Math.round(x * 1000) / 1000;
+// The cold start's parts: [name, the mark that ends it] (each starts where the last ended).
+const PARTS = [
+  ['script', 'kl:script'],
+  ['compile', 'kl:wasm-compiled'],
+  ['instantiate', 'kl:wasm-instantiated'],
+  ['backend', 'kl:backend-built'],
+];
 
 const kl = await launchExtension({ dist: dir });
 try {
   const worker = () => kl.context.serviceWorkers().find((w) => w.url().endsWith('/background.js'));
-  const state = () => worker().evaluate(() => ({
+  const state = () => worker().evaluate((marks) => ({
     boot: globalThis.__klBootId,
     ready: globalThis.__klReadyMs,
     runs: globalThis.__klRunsAtReady,
     bench: typeof globalThis.__klBench?.bench_persist_save === 'function',
-  }));
+    marks: marks.map((name) => performance.getEntriesByName(name, 'mark')[0]?.startTime),
+  }), PARTS.map(([, mark]) => mark));
   const first = await waitUntil(async () => {
     const s = await state();
     return s.ready !== undefined ? s : null;
@@ -83,12 +97,15 @@ try {
   }
 
   // Cold starts with a restored ~100 KB state.
-  await worker().evaluate(([s, b]) => globalThis.__klBench.bench_store_waiting_session(s, b), [COLD_SESSION, 100 * KB]);
   const probe = await kl.context.newPage();
   await probe.goto(`chrome-extension://${kl.extId}/options.html`);
   const samples = [];
   const replies = [];
+  const parts = Object.fromEntries([...PARTS.map(([name]) => [name, []]), ['resume', []]]);
   for (let i = 0; i < coldStarts; i += 1) {
+    // Stored afresh each time: every resume counts a drive of the waiting run, and a run
+    // found after MAX_DRIVE_ATTEMPTS drives without a transition is failed (src/state/mod.rs).
+    await worker().evaluate(([s, b]) => globalThis.__klBench.bench_store_waiting_session(s, b), [COLD_SESSION, 100 * KB]);
     const before = await workerBootId(kl.context);
     await stopServiceWorker(kl.context);
     // Something must wake it: an extension page connecting and asking for the session, as a
@@ -113,11 +130,20 @@ try {
     if (boot.runs !== 1) throw new Error(`the worker resumed ${boot.runs} runs, not the stored one`);
     samples.push(boot.ready);
     replies.push(replyMs);
+    const ends = [...boot.marks, boot.ready];
+    if (ends.some((t, k) => typeof t !== 'number' || t < (ends[k - 1] ?? 0))) {
+      throw new Error(`the worker's start-up marks are missing or out of order: ${JSON.stringify(ends)}`);
+    }
+    ends.forEach((t, k) => parts[PARTS[k]?.[0] ?? 'resume'].push(t - (ends[k - 1] ?? 0)));
   }
   log(`cold starts, worker start to ready (ms): ${samples.map((x) => x.toFixed(1)).join(' ')}`);
   log(`the same, seen from the page: connect to first reply (ms): ${replies.map((x) => x.toFixed(1)).join(' ')}`);
   results.sw_cold_start_ms = round(at(samples, 0.5));
   results.sw_cold_start_p95_ms = round(at(samples, 0.95));
+  for (const [name, xs] of Object.entries(parts)) {
+    results[`sw_cold_start_${name}_ms`] = round(at(xs, 0.5));
+    log(`cold start, ${name} (ms): ${xs.map((x) => x.toFixed(1)).join(' ')}`);
+  }
   results.wake_to_reply_ms = round(at(replies, 0.5));
   results.cold_starts = samples.length;
   results.runs = runs;

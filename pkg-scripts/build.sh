@@ -2,7 +2,7 @@
 # Builds the unpacked extension in dist/ and dist/knowledgelens.zip (layout: extension/ copied
 # verbatim, plus dist/wasm/knowledgelens.js and dist/wasm/knowledgelens_bg.wasm).
 #
-#   pkg-scripts/build.sh [--force] [--bench DIR | --test DIR]
+#   pkg-scripts/build.sh [--force] [--bench DIR | --test DIR | --names DIR]
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). The Rust steps (cargo,
 # wasm-bindgen, wasm-opt) are skipped when src/, Cargo.toml and Cargo.lock are unchanged since
@@ -16,6 +16,9 @@
 # --test DIR builds the test-only variant into DIR (no zip; never ship it): the shipped wasm
 # and extension/, with "<all_urls>" added to the manifest's host_permissions, because an
 # end-to-end test cannot click the toolbar icon that grants activeTab (screenshots).
+# --names DIR also writes the shipped wasm with its name section kept to DIR/named.wasm (the
+# same cargo output and wasm-opt flags, but --debuginfo instead of --strip-debug), for the
+# size report (pkg-scripts/bench-size.mjs); dist/ is built as usual.
 set -euo pipefail
 
 export KL_SCRIPT=build
@@ -24,11 +27,12 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/ensure-tools.sh
 source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
 
-usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 force=0
 bench_dir=
 test_dir=
+names_dir=
 while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=1 ;;
@@ -42,6 +46,11 @@ while [ $# -gt 0 ]; do
       test_dir=$2
       shift
       ;;
+    --names)
+      [ $# -ge 2 ] || kl_die "--names needs a directory"
+      names_dir=$2
+      shift
+      ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; kl_die "unknown argument: $1" ;;
   esac
@@ -49,6 +58,7 @@ while [ $# -gt 0 ]; do
 done
 
 [ -z "$bench_dir" ] || [ -z "$test_dir" ] || kl_die "--bench and --test build different variants: choose one"
+[ -z "$names_dir" ] || [ -z "$bench_dir$test_dir" ] || kl_die "--names goes with the shipped build, not --bench or --test"
 case "$test_dir" in /*) ;; '') ;; *) test_dir="$PWD/$test_dir" ;; esac
 
 cd "$KL_ROOT"
@@ -136,6 +146,24 @@ build_wasm() {
   rm -rf "$out_dir"
   mv "$tmp" "$out_dir"
   printf '%s\n' "$hash" > "$stamp"
+}
+
+# The shipped wasm with its names kept, in $names_dir/named.wasm (for the size report).
+build_named() {
+  # cargo only re-copies its output if it is up to date (the same profile as build_wasm's);
+  # a --features bench build may have replaced it since.
+  kl_run env CARGO_PROFILE_RELEASE_STRIP=false \
+    cargo build --release --target "$KL_WASM_TARGET" --lib
+  rm -rf "$names_dir"
+  mkdir -p "$names_dir"
+  kl_run wasm-bindgen --target web --no-typescript --experimental-reset-state-function \
+    --out-dir "$names_dir" --out-name knowledgelens "$wasm_in"
+  local flags=() f
+  for f in "${wasm_opt_flags[@]}"; do
+    if [ "$f" = --strip-debug ]; then flags+=(--debuginfo --strip-dwarf); else flags+=("$f"); fi
+  done
+  kl_run "$wasm_opt" "${flags[@]}" -o "$names_dir/named.wasm" "$names_dir/knowledgelens_bg.wasm"
+  rm -f "$names_dir/knowledgelens_bg.wasm"
 }
 
 # dist/ = extension/ + wasm/; the zip holds the same files.
@@ -232,6 +260,7 @@ if [ -n "$bench_dir" ]; then
 fi
 
 assemble_dist
+if [ -n "$names_dir" ]; then build_named; fi
 
 wasm=dist/wasm/knowledgelens_bg.wasm
 glue=dist/wasm/knowledgelens.js

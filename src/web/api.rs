@@ -272,6 +272,7 @@ impl Backend {
         let tools = tools.with(Box::new(super::bench_crash::PanicTool));
         let service = Service::with_notifier(ports, tools, Rc::new(ChromeNotifier));
         let keepalive = Rc::new(Cell::new(false));
+        super::interop::performance_mark("kl:backend-built");
         let ((_, local_restricted), runs) =
             futures::future::join(restrict, service.resume_all()).await;
         // API keys are stored only where content scripts cannot read them.

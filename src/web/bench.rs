@@ -161,7 +161,9 @@ pub async fn bench_store_waiting_session(session: String, bytes: usize) -> Resul
         request_id: "bench".into(),
         call,
         question: "Which part?".into(),
-        asked_at: 0,
+        // Asked now: a question asked at time 0 is long past its acknowledgement wait, and
+        // the resumed run would time out instead of waiting.
+        asked_at: js_sys::Date::now() as u64,
         ack_deadline: None,
         acknowledged_at: None,
         answer_deadline: None,

@@ -62,6 +62,21 @@ pub fn browser_language() -> Option<String> {
         .filter(|tag| !tag.trim().is_empty())
 }
 
+/// A User Timing mark named `name` on the global scope's `performance` (for the benchmark's
+/// split of the worker's cold start: `pkg-scripts/bench-persist.mjs`). A mark holds only its
+/// name and time, costs microseconds, and is skipped where there is no `performance`.
+pub fn performance_mark(name: &str) {
+    let Ok(performance) = Reflect::get(&js_sys::global(), &"performance".into()) else {
+        return;
+    };
+    if let Ok(mark) = Reflect::get(&performance, &"mark".into()) {
+        if let Some(mark) = mark.dyn_ref::<Function>() {
+            // A mark that cannot be made only leaves the benchmark without that split.
+            mark.call1(&performance, &name.into()).ok();
+        }
+    }
+}
+
 /// `globalThis.chrome.<path...>`, looked up now.
 pub fn chrome(path: &[&str]) -> Result<JsValue, JsError> {
     let mut value = Reflect::get(&js_sys::global(), &"chrome".into())?;
