@@ -452,8 +452,13 @@ fn a_worker_stopped_while_waiting_resumes_the_wait_with_the_same_deadline() {
 #[test]
 fn an_answer_reaching_a_restarted_worker_resumes_the_run() {
     let (sessions, clock, id) = shown_then_stopped();
-    // Only the Observe reply is left to give.
-    let mut second = Harness::with_store(
+    answered_by_a_new_worker(sessions, clock, &id);
+}
+
+/// A new worker over `sessions` that gets the answer to question `id`: only the Observe
+/// reply is left to give, and the run completes with it.
+fn answered_by_a_new_worker(sessions: Rc<MemoryStore>, clock: Rc<ManualClock>, id: &str) {
+    let mut worker = Harness::with_store(
         sessions,
         clock,
         ANSWER_S,
@@ -461,9 +466,9 @@ fn an_answer_reaching_a_restarted_worker_resumes_the_run() {
             r#"{"should_continue": false, "final_answer": "It was first lit in 1861."}"#,
         )],
     );
-    let reply = second.answer(&id, "the 1861 one");
+    let reply = worker.answer(id, "the 1861 one");
     assert_eq!(reply["data"]["accepted"], true, "{reply}");
-    let view = second.snapshot();
+    let view = worker.snapshot();
     assert_eq!(view["status"], "completed", "{view}");
     assert_eq!(view["answer"], "It was first lit in 1861.");
 }
@@ -517,4 +522,19 @@ fn closing_the_tab_stops_its_waiting_run_and_removes_the_session() {
     // The question is gone with it.
     let late = h.answer(&id, "the 1861 one");
     assert_eq!(late["ok"], false, "{late}");
+}
+
+#[test]
+fn a_wait_resumed_by_several_workers_is_not_taken_for_a_crash() {
+    // A question waits while the worker is stopped and started again, three times: each
+    // worker resumes the wait (a wait is not a drive that got nowhere), and the answer to
+    // the last one completes the run.
+    let (sessions, clock, id) = shown_then_stopped();
+    for _ in 0..3 {
+        let mut worker = resumed(sessions.clone(), clock.clone());
+        assert_eq!(worker.status(), "running");
+        assert_eq!(worker.pending_id(), id);
+        clock.advance(1_000);
+    }
+    answered_by_a_new_worker(sessions, clock, &id);
 }

@@ -250,7 +250,15 @@ impl<'a> Engine<'a> {
     async fn begin_drive(&self, cell: &RefCell<SessionState>) {
         let crashed = {
             let mut state = cell.borrow_mut();
-            if state.drive_attempts >= state::MAX_DRIVE_ATTEMPTS {
+            if matches!(state.next, Some(state::Next::AwaitInput)) {
+                // A run waiting for the user's answer got somewhere: it waits. Resuming the
+                // wait in each new worker is not a crash loop (the answer's transition saves).
+                if state.drive_attempts == 0 {
+                    return;
+                }
+                state.drive_attempts = 0;
+                false
+            } else if state.drive_attempts >= state::MAX_DRIVE_ATTEMPTS {
                 true
             } else {
                 state.drive_attempts += 1;
