@@ -89,33 +89,24 @@ pub fn plain_text(passage: &Passage, text: &str) -> String {
 }
 
 thread_local! {
-    static LAST: RefCell<Option<(u64, usize, Rc<PageIndex>)>> = const { RefCell::new(None) };
+    static LAST: RefCell<Option<(Rc<str>, Rc<PageIndex>)>> = const { RefCell::new(None) };
 }
 
 /// The index of `text`: the one built last when it was built from the same text, else a new
-/// one (which replaces it).
+/// one (which replaces it). The text is compared whole with the copy kept beside the index
+/// (a memory comparison: faster than hashing it, and never fooled by a collision).
 pub fn index_of(text: &str) -> Rc<PageIndex> {
-    let key = (fnv1a(text.as_bytes()), text.len());
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        if let Some((hash, len, index)) = last.as_ref() {
-            if (*hash, *len) == key {
+        if let Some((kept, index)) = last.as_ref() {
+            if **kept == *text {
                 return Rc::clone(index);
             }
         }
         let index = Rc::new(PageIndex::build(text));
-        *last = Some((key.0, key.1, Rc::clone(&index)));
+        *last = Some((Rc::from(text), Rc::clone(&index)));
         index
     })
-}
-
-/// FNV-1a, 64 bits (the index's own hasher): a fast fingerprint of the page text for
-/// [`index_of`].
-fn fnv1a(bytes: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut hasher = index::FnvHasher::default();
-    hasher.write(bytes);
-    hasher.finish()
 }
 
 #[cfg(test)]
