@@ -55,9 +55,10 @@ use knowledgelens::ports::LlmClient;
 use knowledgelens::service::{Ports, Service};
 use knowledgelens::settings::{Settings, SETTINGS_KEY};
 use knowledgelens::state::{self, Next, RunStatus, SessionState, Turn};
+use knowledgelens::testing::research::{grades, TopicSearch, REWRITTEN};
 use knowledgelens::testing::{
-    poll_times, polls_to_finish, yield_now, FixedModel, ManualClock, MemoryStore, RecordingSink,
-    SeededRandom, StaticPages, YieldingLlm, YieldingStore,
+    poll_times, polls_to_finish, resume_all, yield_now, FixedModel, ManualClock, MemoryStore,
+    RecordingSink, SeededRandom, StaticPages, YieldingLlm, YieldingStore,
 };
 use knowledgelens::tools::{ToolBox, ToolContext, ToolError, TypedTool};
 use knowledgelens::types::PageInfo;
@@ -253,73 +254,6 @@ const SEARCH_CALL: &str = "search";
 const SUMMARY_CALL: &str = "summary";
 /// Parts of a `Kind::Summarize` page (about 1,100 tokens each).
 const PARTS: usize = 12;
-/// What the rewrite call answers.
-const REWRITTEN: &str = "tides moon gravity";
-
-/// A grading reply for the results listed in `request` (`[n] Title` lines): those whose
-/// title names a band are not relevant.
-fn grades(request: &str) -> String {
-    let grades: Vec<serde_json::Value> = request
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix('[')?;
-            let (n, title) = rest.split_once("] ")?;
-            let n: u32 = n.parse().ok()?;
-            Some(serde_json::json!({
-                "index": n,
-                "relevant": !title.contains("Band"),
-                "confidence": 0.8,
-                "reason": if title.contains("Band") { "a band, not the sea" } else { "about the tides" },
-            }))
-        })
-        .collect();
-    serde_json::json!({ "grades": grades }).to_string()
-}
-
-/// A search service that takes two polls and answers by the query: a band's pages for the
-/// first query, the tides' for the rewrite. Counts the searches that finished.
-struct Searches(Rc<Cell<u32>>);
-
-impl knowledgelens::ports::SearchClient for Searches {
-    fn search<'a>(
-        &'a self,
-        query: &'a knowledgelens::ports::SearchQuery,
-    ) -> LocalBoxFuture<
-        'a,
-        Result<Vec<knowledgelens::types::SearchResult>, knowledgelens::types::SearchError>,
-    > {
-        async move {
-            yield_now().await;
-            yield_now().await;
-            self.0.set(self.0.get() + 1);
-            let topic = if query.text == REWRITTEN {
-                "Tide"
-            } else {
-                "Tides Band"
-            };
-            Ok((1..=2)
-                .map(|i| {
-                    knowledgelens::testing::search_result(
-                        &format!("{topic} {i}"),
-                        &format!("https://wiki.test/{}/{i}", topic.replace(' ', "_")),
-                        "The moon pulls the oceans.",
-                    )
-                })
-                .collect())
-        }
-        .boxed_local()
-    }
-}
-
-impl knowledgelens::search::SearchFactory for Searches {
-    fn client(
-        &self,
-        _config: knowledgelens::search::SearchConfig,
-    ) -> Rc<dyn knowledgelens::ports::SearchClient> {
-        Rc::new(Searches(self.0.clone()))
-    }
-}
-
 /// The calls of the Reason reply after `results` tool results, one reply per step:
 /// `lookup` (n = 0), `send_note`, `lookup` with invalid arguments (a failure: reflected
 /// on), then three `lookup` (n = 0) calls in one reply (the third would give the same
@@ -511,7 +445,10 @@ impl World {
             pages: Rc::new(StaticPages(pages)),
             models: Rc::new(FixedModel(self.llm.clone())),
             random: Rc::new(SeededRandom::new(7).at_most(usize::from(self.asking.get()))),
-            search: Rc::new(Searches(self.searches.clone())),
+            search: Rc::new(TopicSearch {
+                searches: self.searches.clone(),
+                yields: 2,
+            }),
         };
         let tools = ToolBox::builtin()
             .with(Box::new(Lookup(self.lookups.clone())))
@@ -532,33 +469,21 @@ impl World {
 
     /// What a restarted worker does: resume every interrupted run, to its end.
     fn restart(&self) -> LocalBoxFuture<'static, ()> {
-        let service = self.worker();
-        async move {
-            let runs = service.resume_all().await;
-            future::join_all(runs).await;
-        }
-        .boxed_local()
+        resume_all(self.worker())
     }
 
     fn stored(&self) -> SessionState {
-        futures::executor::block_on(state::load(self.store.as_ref(), SESSION))
-            .expect("the final state loads")
-            .expect("the session is stored")
+        self.store.session(SESSION).expect("the session is stored")
     }
 
     /// The stored head at this moment (what a new worker would resume from).
     fn head(&self) -> Option<SessionState> {
-        let text = self.store.data.borrow().get("session:tab:1").cloned()?;
-        state::decode_head(&text).ok().map(|(s, _)| s)
+        self.store.head(SESSION)
     }
 
     /// Terminal events emitted for the session.
     fn endings(&self) -> usize {
-        self.sink
-            .names()
-            .iter()
-            .filter(|n| matches!(**n, "completed" | "failed" | "stopped" | "timed_out"))
-            .count()
+        self.sink.endings()
     }
 }
 

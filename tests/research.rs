@@ -15,13 +15,11 @@ use knowledgelens::llm::{ChatRequest, Role};
 use knowledgelens::service::{Ports, Service};
 use knowledgelens::settings::{Settings, WebSearch, SETTINGS_KEY};
 use knowledgelens::state::research::{ResearchRun, Stage};
-use knowledgelens::state::{self, RunStatus, SessionState};
-use knowledgelens::testing::research::{ResearchScript, TopicSearch, UNSUPPORTED};
+use knowledgelens::state::{RunStatus, SessionState};
+use knowledgelens::testing::research::{tides_pages, ResearchScript, TopicSearch, UNSUPPORTED};
 use knowledgelens::testing::{
     FixedModel, ManualClock, MemoryStore, RecordingSink, Reply, ResponderLlm, SeededRandom,
-    StaticPages,
 };
-use knowledgelens::types::PageInfo;
 use serde_json::{json, Value};
 
 const SESSION: &str = "tab:1";
@@ -55,23 +53,13 @@ fn world_with(
         respond(request, n).unwrap_or_else(|| script.reply(request))
     })));
     let search = Rc::new(TopicSearch::default());
-    let mut pages = BTreeMap::new();
-    pages.insert(
-        1,
-        PageInfo {
-            title: "Tides".into(),
-            url: "http://127.0.0.1/tides".into(),
-            text: "# Tides\nThe moon pulls the oceans. The sun pulls them less.".into(),
-            ..Default::default()
-        },
-    );
     let ports = Ports {
         capture: Rc::new(knowledgelens::ports::NoCapture),
         sessions: store.clone(),
         settings: settings_store,
         clock: ManualClock::new(1_000),
         events: sink.clone(),
-        pages: Rc::new(StaticPages(pages)),
+        pages: Rc::new(tides_pages()),
         models: Rc::new(FixedModel(llm.clone())),
         random: Rc::new(SeededRandom::new(7)),
         search: search.clone(),
@@ -114,9 +102,7 @@ impl World {
     }
 
     fn stored(&self) -> SessionState {
-        futures::executor::block_on(state::load(self.store.as_ref(), SESSION))
-            .expect("loads")
-            .expect("stored")
+        self.store.session(SESSION).expect("stored")
     }
 
     fn requests(&self) -> Vec<ChatRequest> {

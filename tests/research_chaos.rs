@@ -21,8 +21,7 @@
 
 use std::rc::Rc;
 
-use futures::future::{self, LocalBoxFuture};
-use futures::FutureExt;
+use futures::future::LocalBoxFuture;
 use knowledgelens::agent::trajectory::Item;
 use knowledgelens::llm::ChatRequest;
 use knowledgelens::service::{Ports, Service};
@@ -30,12 +29,11 @@ use knowledgelens::settings::{Settings, WebSearch, SETTINGS_KEY};
 use knowledgelens::state::research::ResearchRun;
 use knowledgelens::state::sources::Source;
 use knowledgelens::state::{self, RunStatus, SessionState};
-use knowledgelens::testing::research::{ResearchScript, TopicSearch};
+use knowledgelens::testing::research::{tides_pages, ResearchScript, TopicSearch};
 use knowledgelens::testing::{
-    poll_times, polls_to_finish, FixedModel, ManualClock, MemoryStore, RecordingSink, Reply,
-    ResponderLlm, SeededRandom, StaticPages, YieldingLlm, YieldingStore,
+    poll_times, polls_to_finish, resume_all, FixedModel, ManualClock, MemoryStore, RecordingSink,
+    Reply, ResponderLlm, SeededRandom, YieldingLlm, YieldingStore,
 };
-use knowledgelens::types::PageInfo;
 use proptest::prelude::*;
 
 const SESSION: &str = "tab:1";
@@ -89,23 +87,13 @@ impl World {
     /// A fresh worker: a new service with nothing in memory. Only the asking worker may
     /// draw a nonce (a resumed run reuses its saved one).
     fn worker(&self, asking: bool) -> Rc<Service> {
-        let mut pages = std::collections::BTreeMap::new();
-        pages.insert(
-            1,
-            PageInfo {
-                title: "Tides".into(),
-                url: "http://127.0.0.1/tides".into(),
-                text: "# Tides\nThe moon pulls the oceans. The sun pulls them less.".into(),
-                ..Default::default()
-            },
-        );
         let ports = Ports {
             capture: Rc::new(knowledgelens::ports::NoCapture),
             sessions: Rc::new(YieldingStore(self.store.clone())),
             settings: self.settings.clone(),
             clock: self.clock.clone(),
             events: self.sink.clone(),
-            pages: Rc::new(StaticPages(pages)),
+            pages: Rc::new(tides_pages()),
             models: Rc::new(FixedModel(self.llm.clone())),
             random: Rc::new(SeededRandom::new(7).at_most(usize::from(asking))),
             search: self.search.clone(),
@@ -125,31 +113,11 @@ impl World {
     }
 
     fn restart(&self) -> LocalBoxFuture<'static, ()> {
-        let service = self.worker(false);
-        async move {
-            let runs = service.resume_all().await;
-            future::join_all(runs).await;
-        }
-        .boxed_local()
+        resume_all(self.worker(false))
     }
 
     fn stored(&self) -> SessionState {
-        futures::executor::block_on(state::load(self.store.as_ref(), SESSION))
-            .expect("loads")
-            .expect("stored")
-    }
-
-    fn head(&self) -> Option<SessionState> {
-        let text = self.store.data.borrow().get("session:tab:1").cloned()?;
-        state::decode_head(&text).ok().map(|(s, _)| s)
-    }
-
-    fn endings(&self) -> usize {
-        self.sink
-            .names()
-            .iter()
-            .filter(|n| matches!(**n, "completed" | "failed" | "stopped" | "timed_out"))
-            .count()
+        self.store.session(SESSION).expect("stored")
     }
 
     /// The fence tags the requests' system messages name.
@@ -247,7 +215,7 @@ fn run_reference() -> Reference {
         ]
     );
     assert!(outcome.answer.contains("## Synthesis"));
-    assert_eq!(world.endings(), 1);
+    assert_eq!(world.sink.endings(), 1);
     let saves = world.store.history.borrow().len();
     Reference {
         outcome,
@@ -282,7 +250,7 @@ fn run_with_cuts(cuts: &[usize]) -> Chaos {
         drop(run);
         done += 1;
         sets_at_cut.push(world.store.history.borrow().len());
-        if let Some(head) = world.head() {
+        if let Some(head) = world.store.head(SESSION) {
             crash_loop_cut |= head.status == RunStatus::Running
                 && head.drive_attempts >= state::MAX_DRIVE_ATTEMPTS;
         }
@@ -339,7 +307,7 @@ fn check(reference: &Reference, chaos: &Chaos, context: &str) {
         "{context}: {redone_calls} model calls and {redone_searches} searches redone for {} cuts",
         chaos.cuts
     );
-    assert!(world.endings() <= 1, "{context}: the run ended twice");
+    assert!(world.sink.endings() <= 1, "{context}: the run ended twice");
     let tags = world.fence_tags();
     assert_eq!(
         tags.into_iter().collect::<Vec<_>>(),

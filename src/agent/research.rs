@@ -54,13 +54,9 @@ impl StagePlan {
 pub enum Directive {
     /// Run this stage next.
     Run(StagePlan),
-    /// The research is over: the report, whether it is partial, and whether it ended
-    /// because Stop was asked.
+    /// The research is over: its report and partial flag are in the run; `stopped` says
+    /// whether Stop ended it.
     Finish {
-        /// The report.
-        report: String,
-        /// Whether a stage was cut short.
-        partial: bool,
         /// Whether Stop ended it.
         stopped: bool,
     },
@@ -147,28 +143,23 @@ fn go(run: &mut ResearchRun, stage: Stage) -> Directive {
 }
 
 fn finish(run: &mut ResearchRun, cut: bool, stopped: bool) -> Directive {
-    run.partial |= cut;
-    let report = if run.report.trim().is_empty() {
-        findings_report(run)
-    } else {
-        run.report.clone()
-    };
-    Directive::Finish {
-        report,
-        partial: run.partial,
-        stopped,
-    }
+    conclude(run, cut);
+    Directive::Finish { stopped }
 }
 
-/// A report made of the findings themselves, for research cut off before its synthesis:
-/// one section per subtopic researched.
-pub fn findings_report(run: &ResearchRun) -> String {
-    run.subtopics
-        .iter()
-        .filter(|s| !s.findings.trim().is_empty())
-        .map(|s| format!("## {}\n\n{}", s.title, s.findings.trim()))
-        .collect::<Vec<_>>()
-        .join("\n\n")
+/// Ends `run` with the best report it has (partial when `cut`): the synthesis when it was
+/// written, else the findings themselves, one section per subtopic researched.
+pub fn conclude(run: &mut ResearchRun, cut: bool) {
+    run.partial |= cut;
+    if run.report.trim().is_empty() {
+        run.report = run
+            .subtopics
+            .iter()
+            .filter(|s| !s.findings.trim().is_empty())
+            .map(|s| format!("## {}\n\n{}", s.title, s.findings.trim()))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
 }
 
 /// `text` cut to `max` characters, on one line.

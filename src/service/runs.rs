@@ -45,10 +45,8 @@ fn fallback_nonce(now_ms: u64, run_id: u32) -> String {
 
 /// What a new run starts from.
 enum Begin<'a> {
-    /// A question (checked).
-    Question(&'a str),
-    /// A question to research in at most this many subtopics (both checked).
-    Research(&'a str, u32),
+    /// A question (checked), researched in at most this many subtopics when given (checked).
+    Question(&'a str, Option<u32>),
     /// A selection to explain (checked).
     Explain(Selection),
 }
@@ -200,11 +198,8 @@ impl Service {
         research: Option<u32>,
     ) -> Result<(SessionView, RunFuture), ApiError> {
         let question = UserText::Question.checked(question)?;
-        let begin = match research {
-            Some(subtopics) => Begin::Research(question, subtopics),
-            None => Begin::Question(question),
-        };
-        self.start(key, begin, tab_id, max_steps).await
+        self.start(key, Begin::Question(question, research), tab_id, max_steps)
+            .await
     }
 
     /// Starts a run in `key` that explains `selection` (already checked and capped), like
@@ -236,7 +231,7 @@ impl Service {
             .await
             .map_err(|e| ApiError::storage("read the settings", e))?;
         // A question (not an explanation) with a model set up and search never offered.
-        let search_offer = matches!(begin, Begin::Question(_) | Begin::Research(..))
+        let search_offer = matches!(begin, Begin::Question(..))
             && configured
             && problem.is_none()
             && settings.offers_search();
@@ -251,13 +246,9 @@ impl Service {
         let config = settings.run_config(max_steps);
         let now = self.ports.clock.now_ms();
         let research = match begin {
-            Begin::Question(question) => {
+            Begin::Question(question, research) => {
                 state.begin_run(question, page, config, now);
-                None
-            }
-            Begin::Research(question, subtopics) => {
-                state.begin_run(question, page, config, now);
-                Some(subtopics)
+                research
             }
             Begin::Explain(selection) => {
                 state.begin_explain(selection, page, config, now);

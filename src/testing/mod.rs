@@ -31,7 +31,7 @@ pub use notifier::{NotifierCall, RecordingNotifier};
 pub use random::SeededRandom;
 pub use search::{search_result, NoSearch, ScriptedSearch, ScriptedSearches};
 
-pub use store::{MemoryStore, YieldingStore};
+pub use store::{resume_all, MemoryStore, YieldingStore};
 pub use time::{poll_times, polls_to_finish, yield_now, ManualClock, RecordingSink, StaticPages};
 
 /// One scripted reply.

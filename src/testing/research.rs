@@ -223,3 +223,18 @@ impl crate::search::SearchFactory for TopicSearch {
         })
     }
 }
+
+/// Tab 1's page in the research tests: a short page about the tides.
+pub fn tides_pages() -> super::StaticPages {
+    let mut pages = std::collections::BTreeMap::new();
+    pages.insert(
+        1,
+        crate::types::PageInfo {
+            title: "Tides".into(),
+            url: "http://127.0.0.1/tides".into(),
+            text: "# Tides\nThe moon pulls the oceans. The sun pulls them less.".into(),
+            ..Default::default()
+        },
+    );
+    super::StaticPages(pages)
+}

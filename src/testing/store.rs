@@ -163,3 +163,30 @@ impl StateStore for YieldingStore {
         .boxed_local()
     }
 }
+
+impl MemoryStore {
+    /// The session `session` as saved now (`None`: nothing saved).
+    pub fn session(&self, session: &str) -> Option<crate::state::SessionState> {
+        futures::executor::block_on(crate::state::load(self, session))
+            .expect("the saved session loads")
+    }
+
+    /// The head record of `session` as it is now: what a new worker would resume from.
+    pub fn head(&self, session: &str) -> Option<crate::state::SessionState> {
+        let text = self
+            .data
+            .borrow()
+            .get(&crate::state::session_key(session))
+            .cloned()?;
+        crate::state::decode_head(&text).ok().map(|(s, _)| s)
+    }
+}
+
+/// What a restarted worker does: resume every interrupted run of `service`, to its end.
+pub fn resume_all(service: Rc<crate::service::Service>) -> LocalBoxFuture<'static, ()> {
+    async move {
+        let runs = service.resume_all().await;
+        future::join_all(runs).await;
+    }
+    .boxed_local()
+}

@@ -102,6 +102,14 @@ impl RecordingSink {
             .map(|e| e.event.kind.name())
             .collect()
     }
+
+    /// Terminal events emitted (`completed`, `failed`, `stopped`, `timed_out`).
+    pub fn endings(&self) -> usize {
+        self.names()
+            .iter()
+            .filter(|n| matches!(**n, "completed" | "failed" | "stopped" | "timed_out"))
+            .count()
+    }
 }
 
 impl EventSink for RecordingSink {

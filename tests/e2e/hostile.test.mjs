@@ -6,40 +6,39 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { configureProvider, launchExtension, openPopup, tabIdOf } from './support/browser.mjs';
+import { openPopup } from './support/browser.mjs';
+import { startHarness } from './support/harness.mjs';
 import { startHostileOpenAI } from './support/hostile-server.mjs';
 import { askQuestion, waitForRunEnd } from './support/popup.mjs';
-import { serveDirectory } from './support/static-server.mjs';
 
-const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const DEADLINE_S = 10;
 /** Time a run may take past its deadline: the popup's polling, retries' back-off, the UI. */
 const SLACK_MS = 6_000;
 const ANSWER = 'Bellhaven Light was first lit in 1852.';
 
+let harness;
 let kl;
 let llm;
-let pages;
 
 before(async () => {
-  llm = await startHostileOpenAI({ lateMs: 15_000 });
-  llm.respondWith(() => ({ content: ANSWER }));
-  pages = await serveDirectory(FIXTURES);
-  kl = await launchExtension({ logName: 'hostile' });
-  await configureProvider(kl.context, kl.extId, { baseUrl: llm.baseUrl, modelDeadline: DEADLINE_S });
+  harness = await startHarness('hostile', {
+    startModel: async () => {
+      const server = await startHostileOpenAI({ lateMs: 15_000 });
+      server.respondWith(() => ({ content: ANSWER }));
+      return server;
+    },
+    provider: { modelDeadline: DEADLINE_S },
+  });
+  ({ kl, llm } = harness);
 });
 
 after(async () => {
-  await kl?.close();
-  await llm?.close();
-  await pages?.close();
+  await harness?.close();
 });
 
 async function popupForFixture() {
-  const page = await kl.context.newPage();
-  await page.goto(pages.url('article.html'));
-  return openPopup(kl.context, kl.extId, await tabIdOf(kl.context, page));
+  const { tabId } = await harness.fixtureTab();
+  return openPopup(kl.context, kl.extId, tabId);
 }
 
 /** Asks a question that triggers `mode`; the popup and when it was asked. */

@@ -4,6 +4,7 @@
 //! begun in the same transition that ended the one before, so a worker stopped anywhere
 //! resumes in the stage it was in and never redoes a finished one.
 
+use super::end::budget_notice;
 use super::*;
 use crate::agent::phase::{self, Phase, PhaseResult};
 use crate::agent::prompts::research as texts;
@@ -61,11 +62,7 @@ pub(super) fn next_stage(
                 end_research(state, ctx, RunStatus::Failed, Some(error), out);
             }
         }
-        Directive::Finish {
-            report,
-            partial,
-            stopped,
-        } => {
+        Directive::Finish { stopped } => {
             if reason == StopReason::BudgetExhausted {
                 let message = budget_notice(state);
                 state.notices.push(message.clone());
@@ -76,10 +73,6 @@ pub(super) fn next_stage(
             } else {
                 RunStatus::Completed
             };
-            if let Some(run) = state.research.as_mut() {
-                run.report = report;
-                run.partial = partial;
-            }
             end_research(state, ctx, status, None, out);
         }
     }
@@ -89,10 +82,7 @@ pub(super) fn next_stage(
 /// the best report it has.
 pub(super) fn failed(state: &mut SessionState, ctx: &StepCtx<'_>, error: ErrorInfo, out: &mut Out) {
     if let Some(run) = state.research.as_mut() {
-        if run.report.trim().is_empty() {
-            run.report = research::findings_report(run);
-        }
-        run.partial = true;
+        research::conclude(run, true);
     }
     end_research(state, ctx, RunStatus::Failed, Some(error), out);
 }
@@ -115,15 +105,6 @@ fn end_research(
     state.queued_calls.clear();
     state.contexts.clear();
     finish(state, ctx, status, report, partial, error, out);
-}
-
-/// The notice of a budget used up (the same words as for any run).
-pub(super) fn budget_notice(state: &SessionState) -> String {
-    format!(
-        "The token budget for this run is used up ({} of {} tokens); this is the best answer so far. Raise the Token budget in Options for longer runs.",
-        grouped(state.tokens_used()),
-        grouped(state.config.token_budget)
-    )
 }
 
 /// Begins `plan`'s stage: its heading in the Steps view, then its phase in a fresh context.

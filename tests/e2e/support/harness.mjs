@@ -8,12 +8,16 @@ import { serveDirectory } from './static-server.mjs';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
-/** Starts the model server, the fixture server and Chromium; `close()` stops all three. */
-export async function startHarness(logName) {
-  const llm = await startScriptedOpenAI();
+/**
+ * Starts the model server (`startModel`, the scripted OpenAI-compatible one unless given), the
+ * fixture server and Chromium, with the model configured (and `provider`'s other settings);
+ * `close()` stops all three.
+ */
+export async function startHarness(logName, { startModel = startScriptedOpenAI, provider = {} } = {}) {
+  const llm = await startModel();
   const pages = await serveDirectory(FIXTURES);
   const kl = await launchExtension({ logName });
-  await configureProvider(kl.context, kl.extId, { baseUrl: llm.baseUrl });
+  await configureProvider(kl.context, kl.extId, { ...provider, baseUrl: llm.baseUrl });
   return {
     llm,
     pages,
