@@ -240,6 +240,9 @@
       const previous = state.previousFocus;
       state.previousFocus = null;
       if (previous && previous.isConnected && typeof previous.focus === 'function') previous.focus({ preventScroll: true });
+      // Nothing to go back to: leave the hidden panel now (Chrome would move focus away only
+      // at its next style update, and the page would see the hidden panel focused till then).
+      if (document.activeElement === host) shadow.activeElement?.blur();
     };
 
     stopButton.addEventListener('click', () => {
