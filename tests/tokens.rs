@@ -3,7 +3,9 @@
 //! arbitrary text (no panic, near-additive under concatenation).
 
 use knowledgelens::testing::tokens::{chars_over_4, fixture_texts, score, FixtureText};
-use knowledgelens::types::tokens::estimate_tokens;
+use knowledgelens::types::tokens::{
+    estimate_tokens, estimate_tokens_memo, token_features, TokenFeatures, SHORT_WORD,
+};
 use proptest::prelude::*;
 
 fn fixture() -> Vec<FixtureText> {
@@ -82,5 +84,96 @@ proptest! {
         let e = estimate_tokens(&s);
         prop_assert!(e <= s.len() as u64 + 1);
         prop_assert!(s.trim().is_empty() || e >= 1);
+    }
+
+    #[test]
+    fn the_byte_scan_counts_what_a_char_by_char_scan_counts(s in prop_oneof![text(), any::<String>(), "[\\x00-\\x7f]{0,40}"]) {
+        prop_assert_eq!(token_features(&s), reference_features(&s), "{:?}", s);
+    }
+}
+
+/// The estimator's first version, one character at a time with `char` predicates: what the
+/// byte scan of [`token_features`] must count exactly.
+fn reference_features(text: &str) -> TokenFeatures {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Class {
+        Lower,
+        Upper,
+        Digit,
+        Punct,
+        Space,
+        Other,
+    }
+    let class_of = |c: char| match c {
+        'a'..='z' => Class::Lower,
+        'A'..='Z' => Class::Upper,
+        '0'..='9' => Class::Digit,
+        c if c.is_ascii_punctuation() => Class::Punct,
+        c if c.is_whitespace() => Class::Space,
+        _ => Class::Other,
+    };
+    let mut f = TokenFeatures::default();
+    let close = |f: &mut TokenFeatures, run: Class, len: usize, line_break: bool| match run {
+        Class::Lower | Class::Upper => {
+            f.word_pieces += 1.0;
+            f.long_word_letters += len.saturating_sub(SHORT_WORD) as f64;
+        }
+        Class::Digit => f.digit_groups += len.div_ceil(3) as f64,
+        Class::Punct => f.punct_runs += 1.0,
+        Class::Space if line_break => f.line_breaks += 1.0,
+        Class::Space if len >= 2 => f.space_runs += 1.0,
+        _ => {}
+    };
+    let (mut run, mut len, mut line_break) = (Class::Other, 0usize, false);
+    for c in text.chars() {
+        let class = class_of(c);
+        let letter = |k| matches!(k, Class::Lower | Class::Upper);
+        let same = if letter(class) && letter(run) {
+            !(run == Class::Lower && class == Class::Upper)
+        } else {
+            class == run && class != Class::Other
+        };
+        if !same {
+            close(&mut f, run, len, line_break);
+            len = 0;
+            line_break = false;
+        }
+        len += 1;
+        run = class;
+        match class {
+            Class::Punct => f.punct_chars += 1.0,
+            Class::Space => line_break |= c == '\n' || c == '\r',
+            Class::Other => {
+                let u = c as u32;
+                match u {
+                    0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0xF900..=0xFAFF | 0x20000..=0x2FFFF => {
+                        f.han += 1.0
+                    }
+                    0x3040..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F | 0xAC00..=0xD7AF => {
+                        f.kana += 1.0
+                    }
+                    0x3000..=0x303F | 0xFF00..=0xFF65 => f.cjk_punct += 1.0,
+                    _ if c.is_alphabetic() => f.other_letters += 1.0,
+                    _ => f.other_chars += 1.0,
+                }
+            }
+            _ => {}
+        }
+    }
+    close(&mut f, run, len, line_break);
+    f
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The memo gives what estimating gives, whether a text is new, seen, or was evicted by
+    /// others in its slot (40 texts drawn from 300 over 128 slots).
+    #[test]
+    fn the_memo_gives_what_estimating_gives(picks in prop::collection::vec(0usize..300, 1..40), words in "[a-z]{3,9}( [a-z]{3,9}){40,60}") {
+        for i in picks {
+            let text = format!("{i} {words} {}", "x".repeat(i % 7));
+            prop_assert_eq!(estimate_tokens_memo(&text), estimate_tokens(&text), "text {}", i);
+        }
     }
 }

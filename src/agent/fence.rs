@@ -37,7 +37,15 @@ impl<'a> Fence<'a> {
 
     /// `text` escaped and quoted inside the fence, each tag on a line of its own.
     pub fn wrap(&self, text: &str) -> String {
-        format!("{}\n{}\n{}", self.open(), escape(text), self.close())
+        let mut out = String::with_capacity(text.len() + 2 * self.nonce.len() + 32);
+        for part in ["<page-", self.nonce, ">\n"] {
+            out.push_str(part);
+        }
+        escape_into(&mut out, text);
+        for part in ["\n</page-", self.nonce, ">"] {
+            out.push_str(part);
+        }
+        out
     }
 }
 
@@ -51,16 +59,28 @@ fn starts_fence_tag(rest: &str) -> bool {
 /// `text` with every `<` that begins `<page` or `</page` (any case) written `&lt;`, and
 /// every `&` that begins `&lt;` or `&amp;` written `&amp;` (so [`unescape`] can undo it).
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, c) in text.char_indices() {
-        let rest = &text[i + c.len_utf8()..];
-        match c {
-            '<' if starts_fence_tag(rest) => out.push_str("&lt;"),
-            '&' if rest.starts_with("lt;") || rest.starts_with("amp;") => out.push_str("&amp;"),
-            _ => out.push(c),
-        }
-    }
+    let mut out = String::with_capacity(text.len() + 16);
+    escape_into(&mut out, text);
     out
+}
+
+/// [`escape`], appending to `out`.
+fn escape_into(out: &mut String, text: &str) {
+    let mut copied = 0; // text before this is in `out`
+    for (i, b) in text.bytes().enumerate() {
+        // `<` and `&` are ASCII, so the byte after one starts a character.
+        let replacement = match b {
+            b'<' if starts_fence_tag(&text[i + 1..]) => "&lt;",
+            b'&' if text[i + 1..].starts_with("lt;") || text[i + 1..].starts_with("amp;") => {
+                "&amp;"
+            }
+            _ => continue,
+        };
+        out.push_str(&text[copied..i]);
+        out.push_str(replacement);
+        copied = i + 1;
+    }
+    out.push_str(&text[copied..]);
 }
 
 /// The inverse of [`escape`]: `&lt;` becomes `<` and `&amp;` becomes `&`, left to right.

@@ -5,6 +5,7 @@
 //! Hand-written rather than the `bm25` crate: this is ~150 lines with no dependency, where
 //! the crate brings a tokenizer, stemmers and stop-word lists the wasm would carry. Pure.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -22,6 +23,9 @@ pub struct PageIndex {
     /// Words per passage.
     lengths: Vec<u32>,
     average_length: f32,
+    /// The last context chosen from it: (question, budget, passages). Every request of a run
+    /// gives the model the same passages, so they are chosen once.
+    last_context: RefCell<Option<(String, usize, Vec<usize>)>>,
 }
 
 /// A retrieved passage.
@@ -82,7 +86,26 @@ impl PageIndex {
             postings,
             lengths,
             average_length,
+            last_context: RefCell::new(None),
         }
+    }
+
+    /// What `choose` gives for `query` and `budget`: remembered from the last call with the
+    /// same two, else chosen now (and remembered).
+    pub(super) fn remembered_context(
+        &self,
+        query: &str,
+        budget: usize,
+        choose: impl FnOnce() -> Vec<usize>,
+    ) -> Vec<usize> {
+        if let Some((q, b, chosen)) = self.last_context.borrow().as_ref() {
+            if q == query && *b == budget {
+                return chosen.clone();
+            }
+        }
+        let chosen = choose();
+        *self.last_context.borrow_mut() = Some((query.to_string(), budget, chosen.clone()));
+        chosen
     }
 
     /// The passages, in page order.

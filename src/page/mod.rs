@@ -17,6 +17,11 @@ pub use passages::{Passage, MAX_CHARS as PASSAGE_MAX_CHARS};
 /// within `budget_chars` characters, then the page's opening passages while room is left;
 /// in page order. A page that fits whole is given whole.
 pub fn context_passages(index: &PageIndex, text: &str, query: &str, budget: usize) -> Vec<usize> {
+    index.remembered_context(query, budget, || choose_context(index, text, query, budget))
+}
+
+/// [`context_passages`], chosen afresh.
+fn choose_context(index: &PageIndex, text: &str, query: &str, budget: usize) -> Vec<usize> {
     let passages = index.passages();
     let total: usize = passages.iter().map(|p| p.chars).sum();
     if total <= budget {
@@ -130,6 +135,18 @@ mod tests {
             [2]
         );
         assert_eq!(context_passages(&index, PAGE, "zzz", size + 20), [0]);
+    }
+
+    #[test]
+    fn the_remembered_choice_follows_the_question_and_the_budget() {
+        let index = PageIndex::build(PAGE);
+        let size = index.passages()[1].chars.max(index.passages()[2].chars) + LABEL_CHARS;
+        let ask = |query, budget| context_passages(&index, PAGE, query, budget);
+        assert_eq!(ask("when does the ferry leave", size), [2]);
+        assert_eq!(ask("when does the ferry leave", size), [2]);
+        assert_eq!(ask("how tall is the lighthouse", size), [1]);
+        assert_eq!(ask("how tall is the lighthouse", 10_000), [0, 1, 2]);
+        assert_eq!(ask("when does the ferry leave", size), [2]);
     }
 
     #[test]

@@ -151,6 +151,7 @@ pub struct ChatResponse {
 }
 
 pub use super::tokens::estimate_tokens;
+use super::tokens::estimate_tokens_memo;
 
 /// Estimated prompt tokens of a request.
 pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
@@ -158,7 +159,7 @@ pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
         .messages
         .iter()
         .map(|m| {
-            4 + estimate_tokens(&m.content)
+            4 + estimate_tokens_memo(&m.content)
                 + m.tool_calls
                     .iter()
                     .map(|c| estimate_tokens(&c.arguments) + 4)
@@ -172,7 +173,9 @@ pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
     let tools: u64 = request
         .tools
         .iter()
-        .map(|t| estimate_tokens(&t.description) + estimate_tokens(&t.parameters.to_string()) + 4)
+        .map(|t| {
+            estimate_tokens(&t.description) + estimate_tokens_memo(&t.parameters.to_string()) + 4
+        })
         .sum();
     messages + tools
 }

@@ -100,6 +100,75 @@ pub fn estimate_tokens(text: &str) -> u64 {
     sum.ceil() as u64
 }
 
+/// Texts shorter than this are estimated directly: hashing them would save nothing.
+const MEMO_MIN_BYTES: usize = 256;
+/// Slots of the estimate memo (direct-mapped: a text evicts the one in its slot).
+const MEMO_SLOTS: usize = 128;
+
+/// One memo slot: the text's hash and length, and its estimate.
+#[derive(Clone, Copy)]
+struct MemoSlot {
+    hash: u64,
+    len: usize,
+    tokens: u64,
+}
+
+std::thread_local! {
+    static MEMO: std::cell::RefCell<[Option<MemoSlot>; MEMO_SLOTS]> =
+        const { std::cell::RefCell::new([None; MEMO_SLOTS]) };
+}
+
+/// [`estimate_tokens`], remembered for recently estimated texts. The requests of one run
+/// repeat most of their text (the system message, the page block, the question, earlier tool
+/// results), and hashing a text is several times cheaper than estimating it. A text is known
+/// by its length and a 64-bit hash: a collision (which page text would have to be crafted
+/// for) costs one wrong estimate, never more.
+pub fn estimate_tokens_memo(text: &str) -> u64 {
+    if text.len() < MEMO_MIN_BYTES {
+        return estimate_tokens(text);
+    }
+    let hash = hash64(text.as_bytes());
+    let slot = (hash % MEMO_SLOTS as u64) as usize;
+    let known = MEMO.with_borrow(|memo| {
+        memo[slot]
+            .filter(|m| m.hash == hash && m.len == text.len())
+            .map(|m| m.tokens)
+    });
+    known.unwrap_or_else(|| {
+        let tokens = estimate_tokens(text);
+        MEMO.with_borrow_mut(|memo| {
+            memo[slot] = Some(MemoSlot {
+                hash,
+                len: text.len(),
+                tokens,
+            });
+        });
+        tokens
+    })
+}
+
+/// A 64-bit hash of `bytes`, eight at a time (multiply-rotate, then murmur3's finaliser).
+fn hash64(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        h = (h ^ u64::from_le_bytes(word))
+            .wrapping_mul(K)
+            .rotate_left(29);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    h ^ (h >> 33)
+}
+
 /// The class of one character, for run detection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
@@ -111,60 +180,135 @@ enum Class {
     Other,
 }
 
-fn class_of(c: char) -> Class {
-    match c {
-        'a'..='z' => Class::Lower,
-        'A'..='Z' => Class::Upper,
-        '0'..='9' => Class::Digit,
-        c if c.is_ascii_punctuation() => Class::Punct,
-        c if c.is_whitespace() => Class::Space,
-        _ => Class::Other,
+/// The class of each ASCII byte, so that the common case needs no UTF-8 decoding and no
+/// branches on the character. Every other character is whitespace or [`Class::Other`].
+const ASCII_CLASS: [Class; 128] = {
+    let mut table = [Class::Other; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        table[b] = match c {
+            b'a'..=b'z' => Class::Lower,
+            b'A'..=b'Z' => Class::Upper,
+            b'0'..=b'9' => Class::Digit,
+            // char::is_whitespace for ASCII: tab, line feed, vertical tab, form feed,
+            // carriage return and space.
+            b'\t'..=b'\r' | b' ' => Class::Space,
+            _ if c.is_ascii_punctuation() => Class::Punct,
+            _ => Class::Other,
+        };
+        b += 1;
+    }
+    table
+};
+
+/// Integer counts while scanning (what [`TokenFeatures`] holds as `f64`).
+#[derive(Default)]
+struct Counts {
+    word_pieces: u64,
+    long_word_letters: u64,
+    digit_groups: u64,
+    punct_runs: u64,
+    punct_chars: u64,
+    line_breaks: u64,
+    space_runs: u64,
+    other: TokenFeatures,
+}
+
+impl Counts {
+    /// Counts the run that just ended.
+    fn close(&mut self, run: Class, len: usize, line_break: bool) {
+        match run {
+            Class::Lower | Class::Upper => {
+                self.word_pieces += 1;
+                self.long_word_letters += len.saturating_sub(SHORT_WORD) as u64;
+            }
+            Class::Digit => self.digit_groups += len.div_ceil(3) as u64,
+            Class::Punct => self.punct_runs += 1,
+            Class::Space if line_break => self.line_breaks += 1,
+            Class::Space if len >= 2 => self.space_runs += 1,
+            _ => {}
+        }
+    }
+
+    fn features(self) -> TokenFeatures {
+        TokenFeatures {
+            word_pieces: self.word_pieces as f64,
+            long_word_letters: self.long_word_letters as f64,
+            digit_groups: self.digit_groups as f64,
+            punct_runs: self.punct_runs as f64,
+            punct_chars: self.punct_chars as f64,
+            line_breaks: self.line_breaks as f64,
+            space_runs: self.space_runs as f64,
+            ..self.other
+        }
     }
 }
 
-/// Counts the character classes of `text` (what [`estimate_tokens`] weighs).
+/// Counts the character classes of `text` (what [`estimate_tokens`] weighs). One pass over
+/// the bytes: ASCII by table, other characters decoded.
 pub fn token_features(text: &str) -> TokenFeatures {
-    let mut f = TokenFeatures::default();
+    let bytes = text.as_bytes();
+    let mut counts = Counts::default();
     let mut run = Class::Other;
     let mut len = 0usize; // of the current run (word piece, digits, spaces)
     let mut line_break = false; // the current whitespace run holds one
-    let close = |f: &mut TokenFeatures, run: Class, len: usize, line_break: bool| match run {
-        Class::Lower | Class::Upper => {
-            f.word_pieces += 1.0;
-            f.long_word_letters += len.saturating_sub(SHORT_WORD) as f64;
-        }
-        Class::Digit => f.digit_groups += len.div_ceil(3) as f64,
-        Class::Punct => f.punct_runs += 1.0,
-        Class::Space if line_break => f.line_breaks += 1.0,
-        Class::Space if len >= 2 => f.space_runs += 1.0,
-        _ => {}
-    };
-    for c in text.chars() {
-        let class = class_of(c);
-        let letter = |k| matches!(k, Class::Lower | Class::Upper);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (class, width) = if b < 128 {
+            (ASCII_CLASS[usize::from(b)], 1)
+        } else {
+            let c = text[i..].chars().next().unwrap_or_default();
+            let class = if c.is_whitespace() {
+                Class::Space
+            } else {
+                other_char(&mut counts.other, c);
+                Class::Other
+            };
+            (class, c.len_utf8())
+        };
+        i += width;
         // A word piece goes on through letters, except where an upper-case letter follows a
         // lower-case one (camelCase); other runs go on through their own class.
-        let same = if letter(class) && letter(run) {
-            !(run == Class::Lower && class == Class::Upper)
-        } else {
-            class == run && class != Class::Other
+        let same = match (run, class) {
+            (Class::Lower, Class::Lower) | (Class::Upper, Class::Lower | Class::Upper) => true,
+            (Class::Lower, Class::Upper) | (Class::Other, _) => false,
+            _ => class == run,
         };
         if !same {
-            close(&mut f, run, len, line_break);
+            counts.close(run, len, line_break);
             len = 0;
             line_break = false;
         }
         len += 1;
         run = class;
         match class {
-            Class::Punct => f.punct_chars += 1.0,
-            Class::Space => line_break |= c == '\n' || c == '\r',
-            Class::Other => other_char(&mut f, c),
+            Class::Punct => counts.punct_chars += 1,
+            Class::Space => line_break |= b == b'\n' || b == b'\r',
+            Class::Other if b < 128 => counts.other.other_chars += 1.0,
             _ => {}
         }
+        if class == Class::Other || b >= 128 {
+            continue;
+        }
+        // The rest of the run's ASCII bytes of the same class change nothing but its length
+        // (and the punctuation and line-break counts): a tight loop instead of the above.
+        let start = i;
+        while let Some(&next) = bytes.get(i) {
+            if next >= 128 || ASCII_CLASS[usize::from(next)] != class {
+                break;
+            }
+            line_break |= next == b'\n' || next == b'\r';
+            i += 1;
+        }
+        len += i - start;
+        if class == Class::Punct {
+            counts.punct_chars += (i - start) as u64;
+        }
     }
-    close(&mut f, run, len, line_break);
-    f
+    counts.close(run, len, line_break);
+    counts.features()
 }
 
 /// Counts one non-ASCII character into its class.
