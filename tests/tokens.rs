@@ -4,7 +4,8 @@
 
 use knowledgelens::testing::tokens::{chars_over_4, fixture_texts, score, FixtureText};
 use knowledgelens::types::tokens::{
-    estimate_tokens, estimate_tokens_memo, token_features, TokenFeatures, SHORT_WORD,
+    estimate_json_tokens_memo, estimate_tokens, estimate_tokens_memo, token_features,
+    TokenFeatures, SHORT_WORD,
 };
 use proptest::prelude::*;
 
@@ -174,6 +175,28 @@ proptest! {
         for i in picks {
             let text = format!("{i} {words} {}", "x".repeat(i % 7));
             prop_assert_eq!(estimate_tokens_memo(&text), estimate_tokens(&text), "text {}", i);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A schema's remembered estimate is that of its JSON text, and a schema that differs in
+    /// any key or value gets its own.
+    #[test]
+    fn a_schemas_memo_gives_what_estimating_its_json_gives(keys in prop::collection::vec("[a-z_]{1,12}", 1..8), words in prop::collection::vec("[a-zA-Z ,.]{0,60}", 1..8)) {
+        let schema = |extra: &str| {
+            let properties: serde_json::Map<String, serde_json::Value> = keys
+                .iter()
+                .zip(words.iter().cycle())
+                .map(|(k, w)| (k.clone(), serde_json::json!({"type": "string", "description": format!("{w}{extra}")})))
+                .collect();
+            serde_json::json!({"type": "object", "properties": properties})
+        };
+        for extra in ["", " more", "", "x"] {
+            let value = schema(extra);
+            prop_assert_eq!(estimate_json_tokens_memo(&value), estimate_tokens(&value.to_string()));
         }
     }
 }

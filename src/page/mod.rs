@@ -104,7 +104,7 @@ pub fn index_of(text: &str) -> Rc<PageIndex> {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
         if let Some((kept, index)) = last.as_ref() {
-            if **kept == *text {
+            if same_text(kept, text) {
                 return Rc::clone(index);
             }
         }
@@ -112,6 +112,18 @@ pub fn index_of(text: &str) -> Rc<PageIndex> {
         *last = Some((Rc::from(text), Rc::clone(&index)));
         index
     })
+}
+
+/// `a == b`, eight bytes at a time: the wasm build's `memcmp` goes byte by byte, and the kept
+/// page is compared with the run's on every request.
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let word = |chunk: &[u8]| u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    x.by_ref().zip(y.by_ref()).all(|(p, q)| word(p) == word(q)) && x.remainder() == y.remainder()
 }
 
 #[cfg(test)]

@@ -151,7 +151,7 @@ pub struct ChatResponse {
 }
 
 pub use super::tokens::estimate_tokens;
-use super::tokens::estimate_tokens_memo;
+use super::tokens::{estimate_json_tokens_memo, estimate_tokens_memo};
 
 /// Estimated prompt tokens of a request.
 pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
@@ -174,7 +174,7 @@ pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
         .tools
         .iter()
         .map(|t| {
-            estimate_tokens(&t.description) + estimate_tokens_memo(&t.parameters.to_string()) + 4
+            estimate_tokens_memo(&t.description) + estimate_json_tokens_memo(&t.parameters) + 4
         })
         .sum();
     messages + tools

@@ -127,41 +127,67 @@ pub fn estimate_tokens_memo(text: &str) -> u64 {
     if text.len() < MEMO_MIN_BYTES {
         return estimate_tokens(text);
     }
-    let hash = hash64(text.as_bytes());
+    remembered(hash64(0, text.as_bytes()), text.len(), || {
+        estimate_tokens(text)
+    })
+}
+
+/// [`estimate_tokens`] of `value` written as JSON, remembered like [`estimate_tokens_memo`]
+/// but known by a hash of its structure, so that a tool's schema is not written out again
+/// for every request.
+pub fn estimate_json_tokens_memo(value: &serde_json::Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = Hasher64(0);
+    value.hash(&mut hasher);
+    // No text is usize::MAX bytes long: the two kinds of key never meet.
+    remembered(hasher.finish(), usize::MAX, || {
+        estimate_tokens(&value.to_string())
+    })
+}
+
+/// The remembered estimate for the text known by `hash` and `len`, else `estimate()`
+/// (then remembered in its slot).
+fn remembered(hash: u64, len: usize, estimate: impl FnOnce() -> u64) -> u64 {
     let slot = (hash % MEMO_SLOTS as u64) as usize;
     let known = MEMO.with_borrow(|memo| {
         memo[slot]
-            .filter(|m| m.hash == hash && m.len == text.len())
+            .filter(|m| m.hash == hash && m.len == len)
             .map(|m| m.tokens)
     });
     known.unwrap_or_else(|| {
-        let tokens = estimate_tokens(text);
-        MEMO.with_borrow_mut(|memo| {
-            memo[slot] = Some(MemoSlot {
-                hash,
-                len: text.len(),
-                tokens,
-            });
-        });
+        let tokens = estimate();
+        MEMO.with_borrow_mut(|memo| memo[slot] = Some(MemoSlot { hash, len, tokens }));
         tokens
     })
 }
 
-/// A 64-bit hash of `bytes`, eight at a time (multiply-rotate, then murmur3's finaliser).
-fn hash64(bytes: &[u8]) -> u64 {
+/// [`hash64`] as a [`std::hash::Hasher`], for structured values.
+struct Hasher64(u64);
+
+impl std::hash::Hasher for Hasher64 {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = hash64(self.0, bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A 64-bit hash of `bytes` continuing from `seed`, eight bytes at a time (multiply-rotate,
+/// then murmur3's finaliser).
+fn hash64(seed: u64, bytes: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut h = (seed ^ bytes.len() as u64).wrapping_mul(K);
+    // Whole words by `try_into` (one load in wasm, where `copy_from_slice` is a call).
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        h = (h ^ u64::from_le_bytes(word))
-            .wrapping_mul(K)
-            .rotate_left(29);
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        h = (h ^ word).wrapping_mul(K).rotate_left(29);
     }
-    let mut tail = [0u8; 8];
-    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    let tail = (chunks.remainder().iter().enumerate())
+        .fold(0u64, |t, (i, &b)| t | u64::from(b) << (8 * i));
+    h = (h ^ tail).wrapping_mul(K);
     h ^= h >> 33;
     h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     h ^= h >> 33;
