@@ -150,6 +150,22 @@ mod tests {
     }
 
     #[test]
+    fn texts_are_the_same_only_when_every_byte_is() {
+        let base = "abcdefghijklmnopqrstuvw";
+        for len in 0..=base.len() {
+            let text = &base[..len];
+            assert!(same_text(text, &text.to_string()));
+            assert!(!same_text(text, &base[..len.saturating_sub(1)]) || len == 0);
+            for at in 0..len {
+                let mut other = text.to_string().into_bytes();
+                other[at] = b'Z';
+                let other = String::from_utf8(other).unwrap();
+                assert!(!same_text(text, &other), "{len} bytes, differing at {at}");
+            }
+        }
+    }
+
+    #[test]
     fn the_remembered_choice_follows_the_question_and_the_budget() {
         let index = PageIndex::build(PAGE);
         let size = index.passages()[1].chars.max(index.passages()[2].chars) + LABEL_CHARS;
