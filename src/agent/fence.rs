@@ -67,13 +67,12 @@ pub fn escape(text: &str) -> String {
 /// [`escape`], appending to `out`.
 fn escape_into(out: &mut String, text: &str) {
     let mut copied = 0; // text before this is in `out`
-    for (i, b) in text.bytes().enumerate() {
+    for i in memchr::memchr2_iter(b'<', b'&', text.as_bytes()) {
         // `<` and `&` are ASCII, so the byte after one starts a character.
-        let replacement = match b {
-            b'<' if starts_fence_tag(&text[i + 1..]) => "&lt;",
-            b'&' if text[i + 1..].starts_with("lt;") || text[i + 1..].starts_with("amp;") => {
-                "&amp;"
-            }
+        let rest = &text[i + 1..];
+        let replacement = match text.as_bytes()[i] {
+            b'<' if starts_fence_tag(rest) => "&lt;",
+            b'&' if rest.starts_with("lt;") || rest.starts_with("amp;") => "&amp;",
             _ => continue,
         };
         out.push_str(&text[copied..i]);
