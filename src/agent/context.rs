@@ -199,10 +199,7 @@ impl Fit {
 
 /// The first `max_chars` characters of `text`, and whether it was cut.
 pub fn clip(text: &str, max_chars: usize) -> (&str, bool) {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => (&text[..cut], true),
-        None => (text, false),
-    }
+    crate::types::text::clip(text, max_chars)
 }
 
 /// A tool result cut by [`Fit`]: its first characters and a note of what was cut.

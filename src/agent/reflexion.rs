@@ -66,10 +66,9 @@ pub fn parse(text: &str) -> Option<Parsed> {
 
 /// `text` cut to [`MAX_FIELD_CHARS`] characters (a reflection is saved with the session).
 fn capped(text: &str) -> String {
-    match text.char_indices().nth(MAX_FIELD_CHARS as usize) {
-        Some((cut, _)) => text[..cut].to_string(),
-        None => text.to_string(),
-    }
+    crate::types::text::clip(text, MAX_FIELD_CHARS as usize)
+        .0
+        .to_string()
 }
 
 fn from_json(candidate: &str) -> Option<Parsed> {

@@ -184,10 +184,7 @@ pub fn is_name(name: &str) -> bool {
 
 /// `text`, clipped to 60 characters for an error message.
 fn clip(text: &str) -> String {
-    match text.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
+    crate::types::text::clip_marked(text, 60)
 }
 
 /// A piece of section content.

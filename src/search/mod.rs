@@ -229,8 +229,8 @@ fn decode_entities(text: &str) -> String {
 
 /// `text` cut to `max` characters (at a character boundary).
 fn truncated(text: String, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => text[..cut].to_string(),
+    match crate::types::text::char_start(&text, max) {
+        Some(cut) => text[..cut].to_string(),
         None => text,
     }
 }

@@ -108,10 +108,7 @@ impl StepView {
     /// its full length in characters.
     pub fn capped(text: &str) -> (String, u64) {
         let chars = text.chars().count() as u64;
-        match text.char_indices().nth(Self::MAX_CHARS) {
-            Some((cut, _)) => (format!("{}…", &text[..cut]), chars),
-            None => (text.to_string(), chars),
-        }
+        (super::text::clip_marked(text, Self::MAX_CHARS), chars)
     }
 }
 

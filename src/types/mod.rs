@@ -11,6 +11,7 @@ pub mod page;
 pub mod search;
 pub mod secrets;
 pub mod source;
+pub mod text;
 pub mod tokens;
 
 pub use chat::{

@@ -69,10 +69,8 @@ pub const MAX_LANG_CHARS: usize = 35;
 
 /// `text` cut to `max` characters, and whether it was cut.
 pub fn cap_chars(text: &str, max: usize) -> (String, bool) {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => (text[..cut].to_string(), true),
-        None => (text.to_string(), false),
-    }
+    let (kept, cut) = super::text::clip(text, max);
+    (kept.to_string(), cut)
 }
 
 /// `url` without its query string and fragment, cut to [`MAX_URL_CHARS`].

@@ -156,7 +156,7 @@ impl<'k> DeltaScrub<'k> {
             .chars()
             .count()
             .saturating_sub(self.key.chars().count());
-        if let Some((cut, _)) = self.recent.char_indices().nth(excess) {
+        if let Some(cut) = super::text::char_start(&self.recent, excess) {
             self.recent.drain(..cut);
         }
         // The longest end of the text that is part of the key.

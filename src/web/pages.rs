@@ -70,7 +70,7 @@ async fn read_tab(tab_id: i64) -> Result<PageInfo, PageReadError> {
     let result = Reflect::get(&first, &"result".into())
         .map_err(|_| PageReadError::BadResult("no result".to_string()))?;
     let mut page: PageInfo = from_js(result).map_err(|e| PageReadError::BadResult(e.message))?;
-    if let Some((cut, _)) = page.text.char_indices().nth(MAX_PAGE_CHARS) {
+    if let Some(cut) = crate::types::text::char_start(&page.text, MAX_PAGE_CHARS) {
         page.text.truncate(cut);
     }
     page.lang = crate::types::page::checked_lang(&page.lang);

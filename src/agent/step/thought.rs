@@ -59,10 +59,7 @@ fn described(call: &ToolCall) -> String {
 }
 
 fn capped(text: &str) -> String {
-    match text.char_indices().nth(ARGUMENTS_SHOWN_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
+    crate::types::text::clip_marked(text, ARGUMENTS_SHOWN_CHARS)
 }
 
 #[cfg(test)]
