@@ -5,8 +5,9 @@
 #   pkg-scripts/build.sh [--force] [--bench DIR | --test DIR | --names DIR]
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). The Rust steps (cargo,
-# wasm-bindgen, wasm-opt) are skipped when src/, Cargo.toml and Cargo.lock are unchanged since
-# the last build (a hash in target/knowledgelens-wasm.stamp); --force runs them anyway.
+# wasm-bindgen, wasm-opt) are skipped when src/, Cargo.toml, Cargo.lock and .cargo/config.toml
+# are unchanged since the last build (a hash in target/knowledgelens-wasm.stamp); --force runs
+# them anyway.
 # extension/ is copied again on every run.
 # --bench DIR builds the benchmark variant into DIR instead (no zip; never ship it): the wasm
 # with `--features bench`, and a background.js that also puts the wasm module's exports on
@@ -94,7 +95,7 @@ inputs_hash() {
     wasm-bindgen --version
     "$wasm_opt" --version
     local f
-    for f in Cargo.toml Cargo.lock build.rs rust-toolchain.toml rust-toolchain; do
+    for f in Cargo.toml Cargo.lock .cargo/config.toml build.rs rust-toolchain.toml rust-toolchain; do
       if [ -f "$f" ]; then sha256sum "$f"; fi
     done
     find src -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
@@ -244,7 +245,7 @@ elif [ ! -f "$out_dir/knowledgelens_bg.wasm" ] || [ ! -f "$out_dir/knowledgelens
   [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$hash" ]; then
   build_wasm "$hash"
 else
-  kl_log "wasm is up to date (src/, Cargo.toml, Cargo.lock unchanged); skipping cargo, wasm-bindgen, wasm-opt"
+  kl_log "wasm is up to date (src/, Cargo.toml, Cargo.lock, .cargo/config.toml unchanged); skipping cargo, wasm-bindgen, wasm-opt"
 fi
 
 if [ -n "$test_dir" ]; then
