@@ -56,15 +56,18 @@ impl PageIndex {
                 lowered = raw.to_lowercase();
                 &lowered
             };
-            // Occurrences per word: the passage's words sorted, counted in runs.
-            let mut found: Vec<&str> = words(lowered).collect();
+            // Occurrences per word: the passage's words sorted, counted in runs. Sorted by
+            // hash first, so that words are compared byte by byte only where they are equal
+            // (wasm's memcmp goes a byte at a time).
+            let mut found: Vec<(u64, &str)> = words(lowered).map(|w| (fnv(w), w)).collect();
             lengths.push(u32::try_from(found.len()).unwrap_or(u32::MAX));
             found.sort_unstable();
             let id = u32::try_from(i).unwrap_or(u32::MAX);
             let mut at = 0;
             while at < found.len() {
-                let word = found[at];
-                let run = found[at..].iter().take_while(|w| **w == word).count();
+                let (hash, word) = found[at];
+                let same = |&&(h, w): &&(u64, &str)| h == hash && w == word;
+                let run = found[at..].iter().take_while(same).count();
                 let n = u32::try_from(run).unwrap_or(u32::MAX);
                 match postings.get_mut(word) {
                     Some(list) => list.push((id, n)),
@@ -186,29 +189,78 @@ impl Hasher for FnvHasher {
     }
 }
 
+/// The FNV-1a hash of `word`.
+fn fnv(word: &str) -> u64 {
+    let mut hasher = FnvHasher::default();
+    hasher.write(word.as_bytes());
+    hasher.finish()
+}
+
 /// Whether `c` is written without spaces between words (CJK ideographs, kana, hangul).
 fn unspaced(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
 }
 
-/// The words of `text` (already lower-cased).
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || loop {
-        let start = rest.find(char::is_alphanumeric)?;
-        let tail = &rest[start..];
-        let first = tail.chars().next()?;
-        let len = if unspaced(first) {
-            first.len_utf8()
-        } else {
-            tail.find(|c: char| !c.is_alphanumeric() || unspaced(c))
-                .unwrap_or(tail.len())
+/// The words of `text` (already lower-cased): runs of letters and digits, except that a
+/// character written without spaces is a word of its own.
+fn words(text: &str) -> Words<'_> {
+    Words { text, at: 0 }
+}
+
+/// The iterator of [`words`]: a byte scan with ASCII tested by byte (no UTF-8 decoding and
+/// no calls per character, however little the build inlines: it runs over every byte of the
+/// page when it is indexed).
+struct Words<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.text.as_bytes();
+        // The next letter or digit starts the word.
+        let (start, first) = loop {
+            let b = *bytes.get(self.at)?;
+            let c = if b < 128 {
+                char::from(b)
+            } else {
+                char_at(self.text, self.at)
+            };
+            self.at += c.len_utf8();
+            let alphanumeric = if b < 128 {
+                b.is_ascii_alphanumeric()
+            } else {
+                c.is_alphanumeric()
+            };
+            if alphanumeric {
+                break (self.at - c.len_utf8(), c);
+            }
         };
-        rest = &tail[len..];
-        if len > 0 {
-            return Some(&tail[..len]);
+        if !unspaced(first) {
+            while let Some(&b) = bytes.get(self.at) {
+                if b < 128 {
+                    if !b.is_ascii_alphanumeric() {
+                        break;
+                    }
+                    self.at += 1;
+                } else {
+                    let c = char_at(self.text, self.at);
+                    if !c.is_alphanumeric() || unspaced(c) {
+                        break;
+                    }
+                    self.at += c.len_utf8();
+                }
+            }
         }
-    })
+        Some(&self.text[start..self.at])
+    }
+}
+
+/// The character starting at byte `at` of `text` (a character boundary).
+fn char_at(text: &str, at: usize) -> char {
+    text[at..].chars().next().unwrap_or('\0')
 }
 
 /// `text` with its words joined by single spaces (for the phrase rule).
@@ -226,6 +278,34 @@ fn squeeze(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`words`] as first written: a character at a time, with `str::find`.
+    fn words_by_char(text: &str) -> Vec<&str> {
+        let mut rest = text;
+        let mut out = Vec::new();
+        while let Some(start) = rest.find(char::is_alphanumeric) {
+            let tail = &rest[start..];
+            let first = tail.chars().next().unwrap_or_default();
+            let len = if unspaced(first) {
+                first.len_utf8()
+            } else {
+                (tail.find(|c: char| !c.is_alphanumeric() || unspaced(c))).unwrap_or(tail.len())
+            };
+            out.push(&tail[..len]);
+            rest = &tail[len..];
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        #[test]
+        fn the_byte_scan_finds_the_words_a_char_scan_finds(
+            text in "([a-z0-9 .,\\n-]|\\PC|[日本語のテキスト한국어]){0,60}"
+        ) {
+            proptest::prop_assert_eq!(words(&text).collect::<Vec<_>>(), words_by_char(&text));
+        }
+    }
 
     #[test]
     fn words_are_letter_and_digit_runs_and_single_ideographs() {
