@@ -149,7 +149,7 @@ fn schemas_keep_only_what_gemini_accepts() {
 #[test]
 fn a_tool_without_parameters_is_declared_without_them() {
     let mut request = representative(false);
-    request.tools[0].parameters = json!({"type": "object", "properties": {}});
+    request.tools[0].parameters = json!({"type": "object", "properties": {}}).into();
     let body = body_of(&request);
     let declaration = &body["tools"][0]["functionDeclarations"][0];
     assert_eq!(declaration["name"], "read_page");

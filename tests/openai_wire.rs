@@ -84,7 +84,7 @@ fn request(stream: bool) -> ChatRequest {
         tools: vec![ToolSpec {
             name: "read_page".into(),
             description: "d".into(),
-            parameters: serde_json::json!({"type": "object"}),
+            parameters: serde_json::json!({"type": "object"}).into(),
         }],
         response_format: None,
         max_tokens: Some(256),

@@ -42,17 +42,20 @@ fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "read_page".into(),
             description: "Reads more of the page.".into(),
-            parameters: json!({"type": "object", "properties": {"offset": {"type": "integer"}}}),
+            parameters: json!({"type": "object", "properties": {"offset": {"type": "integer"}}})
+                .into(),
         },
         ToolSpec {
             name: "request_input".into(),
             description: "Asks the user.".into(),
-            parameters: json!({"type": "object", "properties": {"question": {"type": "string"}}}),
+            parameters: json!({"type": "object", "properties": {"question": {"type": "string"}}})
+                .into(),
         },
         ToolSpec {
             name: "explain_text_with_context".into(),
             description: "Returns the selection with its context.".into(),
-            parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}})
+                .into(),
         },
     ]
 }

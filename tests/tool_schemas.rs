@@ -39,7 +39,7 @@ fn every_built_in_tool_is_defined_with_its_derived_schema() {
             .find(|(name, _)| *name == definition.name)
             .unwrap_or_else(|| panic!("no derived schema for {}", definition.name));
         assert_eq!(
-            definition.parameters,
+            *definition.parameters,
             with_reasoning(schema.clone()),
             "{}",
             definition.name

@@ -259,7 +259,7 @@ fn arb_definition() -> impl Strategy<Value = ToolDefinition> {
                 ToolDefinition {
                     name,
                     description,
-                    parameters: json!({"type": "object", "properties": props}),
+                    parameters: json!({"type": "object", "properties": props}).into(),
                     examples: examples
                         .into_iter()
                         .map(|(input, description)| ToolExample {

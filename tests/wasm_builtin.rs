@@ -170,7 +170,7 @@ fn request(stream: bool) -> ChatRequest {
         tools: vec![ToolSpec {
             name: "read_page".into(),
             description: "Reads more of the page.".into(),
-            parameters: serde_json::json!({"type": "object"}),
+            parameters: serde_json::json!({"type": "object"}).into(),
         }],
         response_format: Some(JsonSchemaFormat {
             name: "control".into(),

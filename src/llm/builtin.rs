@@ -363,7 +363,7 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "read_page".into(),
                 description: "Reads the page.".into(),
-                parameters: serde_json::json!({"type": "object"}),
+                parameters: serde_json::json!({"type": "object"}).into(),
             }],
             response_format: Some(JsonSchemaFormat {
                 name: "control".into(),

@@ -242,7 +242,7 @@ mod tests {
                 vec![ToolSpec {
                     name: "read_page".into(),
                     description: "d".into(),
-                    parameters: json!({"type": "object"}),
+                    parameters: json!({"type": "object"}).into(),
                 }]
             } else {
                 Vec::new()

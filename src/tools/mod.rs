@@ -185,7 +185,7 @@ pub struct ToolDefinition {
     /// What it does.
     pub description: String,
     /// JSON schema of the arguments (root: an object).
-    pub parameters: Value,
+    pub parameters: std::sync::Arc<Value>,
     /// Example calls.
     pub examples: Vec<ToolExample>,
     /// Risk level.
@@ -375,7 +375,7 @@ impl<T: TypedTool> Tool for T {
         ToolDefinition {
             name: T::NAME.to_string(),
             description: T::DESCRIPTION.to_string(),
-            parameters: with_reasoning(self.parameters()),
+            parameters: with_reasoning(self.parameters()).into(),
             examples: self.examples(),
             risk: self.risk(),
             side_effects: self.side_effects(),

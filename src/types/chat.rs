@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Who wrote a chat message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,8 +58,9 @@ pub struct ToolSpec {
     pub name: String,
     /// What it does, for the model.
     pub description: String,
-    /// JSON schema of its arguments (root is an object).
-    pub parameters: Value,
+    /// JSON schema of its arguments (root is an object), shared with the tool's definition:
+    /// offering a tool to the model on every request copies no schema.
+    pub parameters: Arc<Value>,
 }
 
 /// A tool call chosen by the model.

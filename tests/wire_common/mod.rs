@@ -211,7 +211,7 @@ pub fn representative(stream: bool) -> ChatRequest {
         tools: vec![ToolSpec {
             name: "read_page".into(),
             description: "Reads more of the page.".into(),
-            parameters: read_page_schema(),
+            parameters: read_page_schema().into(),
         }],
         response_format: Some(JsonSchemaFormat {
             name: "control".into(),
