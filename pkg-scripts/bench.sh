@@ -60,6 +60,11 @@ export KL_SCRIPT=bench
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$KL_ROOT"
 
+# shellcheck source-path=SCRIPTDIR source=lib/ensure-tools.sh
+source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
+kl_ensure_build_tools
+kl_ensure_twiggy
+
 runs=${KL_BENCH_RUNS:-300}
 out=target/bench
 mkdir -p "$out"

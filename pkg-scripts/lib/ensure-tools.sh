@@ -155,6 +155,22 @@ kl_ensure_build_tools() {
   kl_ensure_chromium
 }
 
+# twiggy, for bench.sh's size report (pkg-scripts/bench-size.mjs), at the version it was
+# verified with (about 1 min to compile). Not needed by the build or the tests.
+KL_TWIGGY_VERSION=0.8.0
+kl_ensure_twiggy() {
+  kl_ensure_rust
+  local bin="${CARGO_HOME:-$HOME/.cargo}/bin/twiggy"
+  if [ -x "$bin" ] && [ "$(kl_tool_version "$bin")" = "$KL_TWIGGY_VERSION" ]; then
+    return 0
+  fi
+  kl_log "installing twiggy $KL_TWIGGY_VERSION for the size report (about 1 min)"
+  if ! kl_run cargo install twiggy --version "$KL_TWIGGY_VERSION" --locked; then
+    kl_log "cargo install --locked failed; retrying without --locked"
+    kl_run cargo install twiggy --version "$KL_TWIGGY_VERSION"
+  fi
+}
+
 # Run as a program: ensure the tools for the named build step or test tiers.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
@@ -163,13 +179,14 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   source "$(dirname -- "${BASH_SOURCE[0]}")/common.sh"
   # shellcheck source-path=SCRIPTDIR source=local-model.sh
   source "$(dirname -- "${BASH_SOURCE[0]}")/local-model.sh"
-  [ $# -gt 0 ] || kl_die "usage: ensure-tools.sh build|native|wasm|e2e|real-model..."
+  [ $# -gt 0 ] || kl_die "usage: ensure-tools.sh build|native|wasm|e2e|real-model|bench..."
   for what in "$@"; do
     case "$what" in
       build | e2e) kl_ensure_build_tools ;;
       real-model) kl_ensure_build_tools; kl_ensure_pip; kl_ensure_local_model_server ;;
       native) kl_ensure_rust_components; kl_ensure_wasm_target; kl_ensure_node_modules ;;
       wasm) kl_ensure_wasm_target; kl_ensure_wasm_bindgen; kl_ensure_node; kl_ensure_chromium ;;
+      bench) kl_ensure_build_tools; kl_ensure_twiggy ;;
       *) kl_die "unknown tool set: $what" ;;
     esac
   done
