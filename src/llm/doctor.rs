@@ -353,7 +353,7 @@ pub fn nearest_models(wanted: &str, models: &[String]) -> Vec<String> {
             (!related, strsim::levenshtein(&w, &l), m)
         })
         .collect();
-    scored.sort();
+    crate::types::order::sort(&mut scored);
     let limit = w.chars().count().max(4) / 2;
     scored
         .into_iter()

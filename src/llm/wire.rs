@@ -497,7 +497,7 @@ impl HttpLlm {
             })?
             .map_err(|e| self.network(&e))?;
         let mut models = self.wire.parse_models(&body)?;
-        models.sort();
+        crate::types::order::sort(&mut models);
         models.dedup();
         Ok(models)
     }

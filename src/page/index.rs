@@ -121,7 +121,7 @@ impl PageIndex {
     pub fn search(&self, text: &str, query: &str, k: usize) -> Vec<Hit> {
         let query = query.to_lowercase();
         let mut terms: Vec<&str> = words(&query).collect();
-        terms.sort_unstable();
+        crate::types::order::sort(&mut terms);
         terms.dedup();
         let n = self.passages.len() as f32;
         let mut scores = vec![0f32; self.passages.len()];
@@ -157,7 +157,9 @@ impl PageIndex {
                 }
             })
             .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        crate::types::order::sort_by(&mut hits, |a, b| {
+            b.score.total_cmp(&a.score).then(a.index.cmp(&b.index))
+        });
         hits.truncate(k);
         hits
     }

@@ -40,7 +40,7 @@ fn choose_context(index: &PageIndex, text: &str, query: &str, budget: usize) -> 
             break;
         }
     }
-    chosen.sort_unstable();
+    crate::types::order::sort(&mut chosen);
     chosen
 }
 

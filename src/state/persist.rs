@@ -457,7 +457,9 @@ async fn prune_quarantine(store: &dyn StateStore) {
         return;
     }
     // Newest first (ties by key, so the order is total).
-    keys.sort_by(|a, b| quarantined_at(b).cmp(&quarantined_at(a)).then(b.cmp(a)));
+    crate::types::order::sort_by(&mut keys, |a, b| {
+        quarantined_at(b).cmp(&quarantined_at(a)).then(b.cmp(a))
+    });
     let old = keys.split_off(MAX_QUARANTINED);
     if let Err(err) = store.remove(old).await {
         log_store_error("removing old quarantined records", &err);

@@ -92,7 +92,7 @@ impl SessionState {
         let mut sources = Vec::new();
         if let Some(page_info) = self.page.as_ref() {
             let mut given = self.passages_given();
-            given.sort_unstable();
+            crate::types::order::sort(&mut given);
             let index = page::index_of(&page_info.text);
             for i in given {
                 let Some(passage) = index.passages().get(i) else {

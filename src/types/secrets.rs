@@ -97,7 +97,7 @@ fn scrub_pieces(text: &str, key: &str, min_piece: usize) -> String {
     if spans.is_empty() {
         return text.to_string();
     }
-    spans.sort_unstable();
+    super::order::sort(&mut spans);
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (start, end) in spans {

@@ -174,7 +174,7 @@ pub async fn list_archived(store: &dyn StateStore) -> Result<Vec<ArchiveSummary>
             }
         })
         .collect();
-    list.sort_by(|a, b| {
+    crate::types::order::sort_by(&mut list, |a, b| {
         (b.updated_at, archive_order(&b.id)).cmp(&(a.updated_at, archive_order(&a.id)))
     });
     Ok(list)
