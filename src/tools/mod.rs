@@ -348,26 +348,34 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 }
 
 /// Decodes arguments into `T` (after taking out the optional [`REASONING`]); the error
-/// names the field, what was expected and what was given.
+/// names the field, what was expected and what was given. Only the decoding itself is
+/// generic: the text's preparation and the error's wording are shared by every tool.
 pub fn decode_args<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
+    let arguments = args_text(arguments)?;
+    let mut de = serde_json::Deserializer::from_str(&arguments);
+    serde_path_to_error::deserialize(&mut de).map_err(args_error)
+}
+
+/// The arguments to decode: without the reasoning, and `{}` when blank.
+fn args_text(arguments: &str) -> Result<Cow<'_, str>, ToolError> {
     let (_, arguments) = split_reasoning(arguments)?;
-    let arguments = arguments.as_ref();
-    let text = if arguments.trim().is_empty() {
-        "{}"
+    Ok(if arguments.trim().is_empty() {
+        Cow::Borrowed("{}")
     } else {
         arguments
-    };
-    let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner();
-        let message = if path.is_empty() || path == "." {
-            format!("the arguments are not valid: {inner}")
-        } else {
-            format!("field \"{path}\": {inner}")
-        };
-        ToolError::new(ToolErrorKind::InvalidArguments, message)
     })
+}
+
+/// The invalid-arguments error for a decoding error at a path.
+fn args_error(err: serde_path_to_error::Error<serde_json::Error>) -> ToolError {
+    let path = err.path().to_string();
+    let inner = err.into_inner();
+    let message = if path.is_empty() || path == "." {
+        format!("the arguments are not valid: {inner}")
+    } else {
+        format!("field \"{path}\": {inner}")
+    };
+    ToolError::new(ToolErrorKind::InvalidArguments, message)
 }
 
 impl<T: TypedTool> Tool for T {
