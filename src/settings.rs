@@ -100,7 +100,7 @@ pub struct Profile {
 
 /// The setting "Search provider": off (the default: searching sends the question to a third
 /// party), or the provider that answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum WebSearch {
     /// No web search.
@@ -115,6 +115,14 @@ pub enum WebSearch {
     /// Tavily.
     Tavily,
 }
+
+crate::types::names::named_enum!(WebSearch {
+    Off = "off",
+    Wikipedia = "wikipedia",
+    Searxng = "searxng",
+    Brave = "brave",
+    Tavily = "tavily",
+});
 
 impl WebSearch {
     /// Every value, in the order Options lists them.

@@ -5,9 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A provider's wire format.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Provider {
     /// OpenAI-compatible chat completions: OpenAI, OpenRouter, Groq, LM Studio, llama.cpp's
@@ -23,6 +21,14 @@ pub enum Provider {
     /// Chrome's built-in model (the Prompt API): no key, nothing leaves the machine.
     ChromeBuiltin,
 }
+
+crate::types::names::named_enum!(Provider {
+    OpenaiCompatible = "openai_compatible",
+    Ollama = "ollama",
+    Anthropic = "anthropic",
+    Gemini = "gemini",
+    ChromeBuiltin = "chrome_builtin",
+});
 
 impl Provider {
     /// Every provider, in the order the options page lists them.

@@ -344,7 +344,7 @@ fn checked_passage(text: &str) -> Result<String, ApiError> {
 }
 
 /// The answers to the popup's offer to search the web.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchOfferAnswer {
     /// "Turn on": search Wikipedia (no key, no host permission).
@@ -352,6 +352,11 @@ pub enum SearchOfferAnswer {
     /// "Not now": search stays off, and the offer is not made again.
     NotNow,
 }
+
+crate::types::names::named_enum!(SearchOfferAnswer {
+    TurnOn = "turn_on",
+    NotNow = "not_now",
+});
 
 impl SearchOfferAnswer {
     /// Every answer, with its wire name.
@@ -422,7 +427,7 @@ impl Command {
 }
 
 /// Kinds of request failures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApiErrorKind {
     /// The request is malformed.
@@ -440,6 +445,16 @@ pub enum ApiErrorKind {
     /// A bug.
     Internal,
 }
+
+crate::types::names::named_enum!(ApiErrorKind {
+    BadRequest = "bad_request",
+    Forbidden = "forbidden",
+    InvalidSettings = "invalid_settings",
+    Busy = "busy",
+    NotFound = "not_found",
+    Storage = "storage",
+    Internal = "internal",
+});
 
 impl ApiErrorKind {
     /// Every kind, in declaration order (for the generated protocol file).

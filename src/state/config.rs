@@ -71,7 +71,7 @@ pub struct RunConfig {
 }
 
 /// How an answer is pitched: plain words, the default, or precise terminology.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadingLevel {
     /// Plain words, no jargon, short sentences.
@@ -82,6 +82,12 @@ pub enum ReadingLevel {
     /// Precise terminology; background knowledge assumed.
     Expert,
 }
+
+crate::types::names::named_enum!(ReadingLevel {
+    Simple = "simple",
+    Standard = "standard",
+    Expert = "expert",
+});
 
 impl ReadingLevel {
     /// Every level, in the order the options page lists them.
@@ -169,7 +175,7 @@ impl RunConfig {
 }
 
 /// Where a run's prices come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PriceSource {
     /// The dated table in this module.
@@ -177,6 +183,11 @@ pub enum PriceSource {
     /// The user's prices in Options.
     Settings,
 }
+
+crate::types::names::named_enum!(PriceSource {
+    Table = "table",
+    Settings = "settings",
+});
 
 /// The prices a run was started with (stored with the run's settings snapshot).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

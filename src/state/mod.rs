@@ -49,7 +49,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 pub const SESSION_PREFIX: &str = "session:";
 
 /// Whether a run is going on, and how it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// No run yet.
@@ -67,8 +67,17 @@ pub enum RunStatus {
     TimedOut,
 }
 
+crate::types::names::named_enum!(RunStatus {
+    Idle = "idle",
+    Running = "running",
+    Completed = "completed",
+    Stopped = "stopped",
+    Failed = "failed",
+    TimedOut = "timed_out",
+});
+
 /// Why the run synthesizes an answer instead of taking another step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SynthesisReason {
     /// The Observe phase said stop without giving the answer.
@@ -80,6 +89,13 @@ pub enum SynthesisReason {
     /// The model kept asking for a call that was stopped as a loop.
     Repeating,
 }
+
+crate::types::names::named_enum!(SynthesisReason {
+    Ready = "ready",
+    StepLimit = "step_limit",
+    Stopped = "stopped",
+    Repeating = "repeating",
+});
 
 /// The phase the run does next (persisted: a resumed run starts here).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,7 +164,7 @@ pub struct PhaseRun {
 }
 
 /// Why a phase returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The model answered without calling a tool (or a tool-only phase ran its calls).
@@ -160,6 +176,13 @@ pub enum StopReason {
     /// Stop was requested.
     StopRequested,
 }
+
+crate::types::names::named_enum!(StopReason {
+    Done = "done",
+    MaxIterations = "max_iterations",
+    BudgetExhausted = "budget_exhausted",
+    StopRequested = "stop_requested",
+});
 
 /// One tool call of a phase and its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ pub const RESULTS_PER_SEARCH: usize = 5;
 pub const GRADES_PER_CALL: usize = 5;
 
 /// What the search tool call asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchMode {
     /// `search_web_for_info`: search, grade, rewrite, search again.
@@ -31,8 +31,14 @@ pub enum SearchMode {
     RewriteOnly,
 }
 
+crate::types::names::named_enum!(SearchMode {
+    Full = "full",
+    GradeOnly = "grade_only",
+    RewriteOnly = "rewrite_only",
+});
+
 /// A grade's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Relevant to the query and the user's goal: may be used and cited.
@@ -42,6 +48,12 @@ pub enum Verdict {
     /// Grading failed for it: used with a disclaimer, never cited.
     Ungraded,
 }
+
+crate::types::names::named_enum!(Verdict {
+    Relevant = "relevant",
+    NotRelevant = "not_relevant",
+    Ungraded = "ungraded",
+});
 
 impl Verdict {
     /// The wire name (`"relevant"`, `"not_relevant"`, `"ungraded"`).

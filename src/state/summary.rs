@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::types::ToolCall;
 
 /// What the summary does next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SummaryStage {
     /// Summarise the next section (`summaries.len()` of them are done).
@@ -19,6 +19,11 @@ pub enum SummaryStage {
     /// Combine the section summaries into one.
     Reduce,
 }
+
+crate::types::names::named_enum!(SummaryStage {
+    Map = "map",
+    Reduce = "reduce",
+});
 
 /// Why the summary covers fewer sections than the page has.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

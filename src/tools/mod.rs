@@ -65,7 +65,7 @@ pub struct ToolContext<'a> {
 }
 
 /// The kinds of tool failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolErrorKind {
     /// The arguments do not match the schema.
@@ -83,6 +83,16 @@ pub enum ToolErrorKind {
     /// A side-effecting call was cut off by the worker stopping; it is not repeated.
     Interrupted,
 }
+
+crate::types::names::named_enum!(ToolErrorKind {
+    InvalidArguments = "invalid_arguments",
+    NotFound = "not_found",
+    Timeout = "timeout",
+    RateLimited = "rate_limited",
+    Network = "network",
+    Permission = "permission",
+    Interrupted = "interrupted",
+});
 
 impl ToolErrorKind {
     /// Whether running the tool again may succeed.
@@ -146,7 +156,7 @@ impl ToolError {
 }
 
 /// How risky a tool is; a run permits tools up to a level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// Reads what the user already shows it.
@@ -157,6 +167,12 @@ pub enum Risk {
     /// Changes something outside the run.
     High,
 }
+
+crate::types::names::named_enum!(Risk {
+    Low = "low",
+    Medium = "medium",
+    High = "high",
+});
 
 /// How often a tool may be called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// Who wrote a chat message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Instructions to the model.
@@ -18,6 +18,13 @@ pub enum Role {
     /// A tool result.
     Tool,
 }
+
+crate::types::names::named_enum!(Role {
+    System = "system",
+    User = "user",
+    Assistant = "assistant",
+    Tool = "tool",
+});
 
 /// One message of a chat request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// What kind of failure a model call had. [`LlmErrorKind::is_retryable`] is the one place
 /// that decides whether a failure is worth another attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LlmErrorKind {
     /// No response: connection refused, DNS, CORS, the body broke off.
@@ -35,6 +35,20 @@ pub enum LlmErrorKind {
     /// server kept sending. Never retried: another attempt would take as long.
     Deadline,
 }
+
+crate::types::names::named_enum!(LlmErrorKind {
+    Network = "network",
+    Timeout = "timeout",
+    RateLimited = "rate_limited",
+    Server = "server",
+    Auth = "auth",
+    NotFound = "not_found",
+    BadRequest = "bad_request",
+    ContextTooLong = "context_too_long",
+    Config = "config",
+    Unavailable = "unavailable",
+    Deadline = "deadline",
+});
 
 impl LlmErrorKind {
     /// Whether another attempt may succeed.

@@ -7,6 +7,7 @@ pub mod error;
 pub mod events;
 pub mod image;
 pub mod json_text;
+pub mod names;
 pub mod order;
 pub mod page;
 pub mod search;

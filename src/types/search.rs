@@ -17,7 +17,7 @@ pub struct SearchResult {
 }
 
 /// What went wrong, as a closed set: the one place retryability is decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchErrorKind {
     /// The server could not be reached (no HTTP status).
@@ -35,6 +35,16 @@ pub enum SearchErrorKind {
     /// The search settings cannot work (no base URL where one is needed, say).
     Config,
 }
+
+crate::types::names::named_enum!(SearchErrorKind {
+    Network = "network",
+    Timeout = "timeout",
+    Status = "status",
+    Malformed = "malformed",
+    JsonDisabled = "json_disabled",
+    Unauthorized = "unauthorized",
+    Config = "config",
+});
 
 impl SearchErrorKind {
     /// The kind's stable name (`"json_disabled"`, ...), as in the protocol.

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What a source is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceKind {
     /// A passage of the page (`pN`).
@@ -12,6 +12,11 @@ pub enum SourceKind {
     /// A web search result (`n`).
     Web,
 }
+
+crate::types::names::named_enum!(SourceKind {
+    Page = "page",
+    Web = "web",
+});
 
 /// A source an answer cites.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
