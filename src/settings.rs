@@ -116,6 +116,7 @@ pub enum WebSearch {
     Tavily,
 }
 
+// Declaration order is the order the options page lists them (`WebSearch::ALL`).
 crate::types::names::named_enum!(WebSearch {
     Off = "off",
     Wikipedia = "wikipedia",
@@ -125,15 +126,6 @@ crate::types::names::named_enum!(WebSearch {
 });
 
 impl WebSearch {
-    /// Every value, in the order Options lists them.
-    pub const ALL: [WebSearch; 5] = [
-        Self::Off,
-        Self::Wikipedia,
-        Self::Searxng,
-        Self::Brave,
-        Self::Tavily,
-    ];
-
     /// The provider, or `None` when search is off.
     pub fn provider(self) -> Option<SearchProvider> {
         match self {
@@ -389,7 +381,7 @@ impl Settings {
             )));
         }
         self.reading_level = self.reading_level.trim().to_ascii_lowercase();
-        if ReadingLevel::parse(&self.reading_level).is_none() {
+        if ReadingLevel::from_name(&self.reading_level).is_none() {
             return Err(InvalidSettings(format!(
                 "Reading level must be simple, standard or expert (got \"{}\").",
                 self.reading_level
@@ -508,7 +500,7 @@ impl Settings {
             input_answer_timeout_ms: self.input_answer_timeout_secs.saturating_mul(1000),
             context_window: u32::try_from(window).unwrap_or(u32::MAX),
             prices: self.run_prices(),
-            reading_level: ReadingLevel::parse(&self.reading_level).unwrap_or_default(),
+            reading_level: ReadingLevel::from_name(&self.reading_level).unwrap_or_default(),
             compact_at_pct: self.compact_at_percent,
             web_search: self.search_config().is_some(),
             images: self.provider_config().capabilities().images,

@@ -4,20 +4,21 @@
 
 use std::fmt::Debug;
 
-use knowledgelens::types::names::Named;
+use knowledgelens::types::names::{from_name, Named};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
 fn check<T: Named + Serialize + DeserializeOwned + PartialEq + Debug>() {
     let type_name = std::any::type_name::<T>();
-    assert_eq!(T::ALL.len(), T::NAMES.len(), "{type_name}");
-    for (variant, name) in T::ALL.iter().zip(T::NAMES) {
+    assert_eq!(T::VARIANTS.len(), T::NAMES.len(), "{type_name}");
+    for (variant, name) in T::VARIANTS.iter().zip(T::NAMES) {
         assert_eq!(
             serde_json::to_value(variant).expect("serialize"),
             Value::String(name.to_string()),
             "{type_name}::{variant:?} is written as {name:?}"
         );
+        assert_eq!(from_name::<T>(name), Some(*variant), "{type_name}");
         let back: T = serde_json::from_str(&format!("\"{name}\"")).expect(name);
         assert_eq!(back, *variant, "{type_name}");
         // From a `Value` too (settings and some replies are decoded from one).
@@ -27,6 +28,7 @@ fn check<T: Named + Serialize + DeserializeOwned + PartialEq + Debug>() {
         let escaped = format!("\"{}\"", name.replace('_', "\\u005f"));
         assert_eq!(serde_json::from_str::<T>(&escaped).expect(name), *variant);
     }
+    assert_eq!(from_name::<T>("no_such_variant"), None, "{type_name}");
     let err = serde_json::from_str::<T>("\"no_such_variant\"")
         .unwrap_err()
         .to_string();

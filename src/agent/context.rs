@@ -19,6 +19,7 @@ use crate::state::trajectory::Item;
 use crate::state::{Compaction, SessionState};
 use crate::tools::REQUEST_INPUT;
 use crate::types::chat::estimate_request_tokens;
+use crate::types::text::clip;
 use crate::types::tokens::estimate_tokens;
 use crate::types::ChatRequest;
 
@@ -195,11 +196,6 @@ impl Fit {
         }
         steps
     }
-}
-
-/// The first `max_chars` characters of `text`, and whether it was cut.
-pub fn clip(text: &str, max_chars: usize) -> (&str, bool) {
-    crate::types::text::clip(text, max_chars)
 }
 
 /// A tool result cut by [`Fit`]: its first characters and a note of what was cut.

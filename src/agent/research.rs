@@ -240,8 +240,7 @@ fn findings(result: &PhaseResult) -> String {
             .iter()
             .filter(|t| t.ok && !t.content.trim().is_empty())
             .map(|t| {
-                let (start, cut) =
-                    crate::agent::context::clip(t.content.trim(), RESULT_FINDING_CHARS);
+                let (start, cut) = crate::types::text::clip(t.content.trim(), RESULT_FINDING_CHARS);
                 format!("{start}{}", if cut { "…" } else { "" })
             }),
     );

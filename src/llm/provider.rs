@@ -22,6 +22,7 @@ pub enum Provider {
     ChromeBuiltin,
 }
 
+// Declaration order is the order the options page lists them (`Provider::ALL`).
 crate::types::names::named_enum!(Provider {
     OpenaiCompatible = "openai_compatible",
     Ollama = "ollama",
@@ -31,15 +32,6 @@ crate::types::names::named_enum!(Provider {
 });
 
 impl Provider {
-    /// Every provider, in the order the options page lists them.
-    pub const ALL: [Provider; 5] = [
-        Provider::OpenaiCompatible,
-        Provider::Ollama,
-        Provider::Anthropic,
-        Provider::Gemini,
-        Provider::ChromeBuiltin,
-    ];
-
     /// The name shown to users.
     pub fn label(self) -> &'static str {
         match self {

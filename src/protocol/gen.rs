@@ -282,7 +282,7 @@ pub fn protocol_js() -> String {
             Value::Object(
                 SearchOfferAnswer::ALL
                     .iter()
-                    .map(|(_, name)| (name.to_ascii_uppercase(), json!(name)))
+                    .map(|answer| (answer.name().to_ascii_uppercase(), json!(answer.name())))
                     .collect(),
             ),
         ),

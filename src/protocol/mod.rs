@@ -359,17 +359,9 @@ crate::types::names::named_enum!(SearchOfferAnswer {
 });
 
 impl SearchOfferAnswer {
-    /// Every answer, with its wire name.
-    pub const ALL: [(SearchOfferAnswer, &'static str); 2] =
-        [(Self::TurnOn, "turn_on"), (Self::NotNow, "not_now")];
-
     /// The answer named `text`, or why it is not one.
     pub fn parse(text: &str) -> Result<Self, ApiError> {
-        Self::ALL
-            .iter()
-            .find(|(_, name)| *name == text)
-            .map(|(answer, _)| *answer)
-            .ok_or_else(|| {
+        Self::from_name(text).ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "Unreadable request: \"{text}\" is not an answer to the search offer (\"turn_on\" or \"not_now\")."
                 ))
@@ -456,31 +448,7 @@ crate::types::names::named_enum!(ApiErrorKind {
     Internal = "internal",
 });
 
-impl ApiErrorKind {
-    /// Every kind, in declaration order (for the generated protocol file).
-    pub const ALL: [ApiErrorKind; 7] = [
-        Self::BadRequest,
-        Self::Forbidden,
-        Self::InvalidSettings,
-        Self::Busy,
-        Self::NotFound,
-        Self::Storage,
-        Self::Internal,
-    ];
-
-    /// The wire name (`"bad_request"`, ...), as serde writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::BadRequest => "bad_request",
-            Self::Forbidden => "forbidden",
-            Self::InvalidSettings => "invalid_settings",
-            Self::Busy => "busy",
-            Self::NotFound => "not_found",
-            Self::Storage => "storage",
-            Self::Internal => "internal",
-        }
-    }
-}
+impl ApiErrorKind {}
 
 /// A failed request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]

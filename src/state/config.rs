@@ -83,30 +83,14 @@ pub enum ReadingLevel {
     Expert,
 }
 
+// Declaration order is the order the options page lists them (`ReadingLevel::ALL`).
 crate::types::names::named_enum!(ReadingLevel {
     Simple = "simple",
     Standard = "standard",
     Expert = "expert",
 });
 
-impl ReadingLevel {
-    /// Every level, in the order the options page lists them.
-    pub const ALL: [ReadingLevel; 3] = [Self::Simple, Self::Standard, Self::Expert];
-
-    /// The wire name (`"simple"`, ...), as serde writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Simple => "simple",
-            Self::Standard => "standard",
-            Self::Expert => "expert",
-        }
-    }
-
-    /// The level named `name`, if there is one.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|level| level.name() == name)
-    }
-}
+impl ReadingLevel {}
 
 impl Default for RunConfig {
     fn default() -> Self {

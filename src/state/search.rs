@@ -55,16 +55,7 @@ crate::types::names::named_enum!(Verdict {
     Ungraded = "ungraded",
 });
 
-impl Verdict {
-    /// The wire name (`"relevant"`, `"not_relevant"`, `"ungraded"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Relevant => "relevant",
-            Self::NotRelevant => "not_relevant",
-            Self::Ungraded => "ungraded",
-        }
-    }
-}
+impl Verdict {}
 
 /// One result's grade.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

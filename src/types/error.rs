@@ -59,23 +59,6 @@ impl LlmErrorKind {
         )
     }
 
-    /// The wire name (`"rate_limited"`, ...), as serde writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Network => "network",
-            Self::Timeout => "timeout",
-            Self::RateLimited => "rate_limited",
-            Self::Server => "server",
-            Self::Auth => "auth",
-            Self::NotFound => "not_found",
-            Self::BadRequest => "bad_request",
-            Self::ContextTooLong => "context_too_long",
-            Self::Config => "config",
-            Self::Unavailable => "unavailable",
-            Self::Deadline => "deadline",
-        }
-    }
-
     /// The kind for an HTTP status that is not a success.
     pub fn from_status(status: u16) -> Self {
         match status {

@@ -1,23 +1,30 @@
-//! Decoding the crate's unit enums (stored and sent as snake_case strings) through one shared
-//! visitor instead of serde's derived enum decoder per type, which cost about 1.3 KB of wasm
-//! each. [`named_enum!`] writes the `Deserialize` impl and the names; the enums keep serde's
-//! derived `Serialize`, and `tests/names.rs` checks that both agree for every variant. The
-//! errors are serde's own ("unknown variant `x`, expected one of ...").
+//! The crate's unit enums (stored and sent as snake_case strings): [`named_enum!`] lists an
+//! enum's variants and names once and writes `ALL`, `name`, `from_name` and `Deserialize`
+//! from that list. Decoding goes through one shared visitor instead of serde's derived enum
+//! decoder per type, which cost about 1.3 KB of wasm each; the errors are serde's own
+//! ("unknown variant `x`, expected one of ..."). The enums keep serde's derived `Serialize`,
+//! and `tests/names.rs` checks that it writes each variant's name.
 
 use serde::de::{self, Deserializer, Visitor};
 
 /// An enum of unit variants written as their names.
 pub trait Named: Copy + 'static {
     /// Every variant, in the order of [`Named::NAMES`].
-    const ALL: &'static [Self];
+    const VARIANTS: &'static [Self];
     /// The variants' names, as serde's `rename_all = "snake_case"` writes them.
     const NAMES: &'static [&'static str];
+}
+
+/// The variant of `T` named `name`, if there is one.
+pub fn from_name<T: Named>(name: &str) -> Option<T> {
+    let index = T::NAMES.iter().position(|n| *n == name)?;
+    T::VARIANTS.get(index).copied()
 }
 
 /// Decodes a [`Named`] enum from its name.
 pub fn deserialize<'de, T: Named, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
     let index = deserializer.deserialize_str(NameVisitor(T::NAMES))?;
-    T::ALL
+    T::VARIANTS
         .get(index)
         .copied()
         .ok_or_else(|| de::Error::custom("a variant without a name"))
@@ -39,12 +46,31 @@ impl Visitor<'_> for NameVisitor {
     }
 }
 
-/// `named_enum!(Type { Variant = "variant", ... })`: [`Named`] and `Deserialize` for a unit
-/// enum. Every variant must be listed (a variant left out does not compile).
+/// `named_enum!(Type { Variant = "variant", ... })`, with every variant in declaration order:
+/// the one list of a unit enum's variants and names. It writes `Type::ALL` (every variant, in
+/// declaration order), `Type::name` (the variant's name; its `match` does not compile while a
+/// variant is left out), `Type::from_name`, [`Named`] and `Deserialize`.
 macro_rules! named_enum {
     ($ty:ident { $($variant:ident = $name:literal),+ $(,)? }) => {
+        impl $ty {
+            /// Every variant, in declaration order.
+            pub const ALL: [Self; [$($name),+].len()] = [$(Self::$variant),+];
+
+            /// The variant's name, as it is stored and sent (serde's snake_case).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name),+
+                }
+            }
+
+            /// The variant named `name`, if there is one.
+            pub fn from_name(name: &str) -> Option<Self> {
+                $crate::types::names::from_name(name)
+            }
+        }
+
         impl $crate::types::names::Named for $ty {
-            const ALL: &'static [Self] = &[$(Self::$variant),+];
+            const VARIANTS: &'static [Self] = &Self::ALL;
             const NAMES: &'static [&'static str] = &[$($name),+];
         }
 
@@ -53,11 +79,6 @@ macro_rules! named_enum {
                 $crate::types::names::deserialize(deserializer)
             }
         }
-
-        // Every variant is listed: a new one fails this match until it is.
-        const _: fn($ty) = |value| match value {
-            $($ty::$variant => ()),+
-        };
     };
 }
 pub(crate) use named_enum;

@@ -46,20 +46,7 @@ crate::types::names::named_enum!(SearchErrorKind {
     Config = "config",
 });
 
-impl SearchErrorKind {
-    /// The kind's stable name (`"json_disabled"`, ...), as in the protocol.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Network => "network",
-            Self::Timeout => "timeout",
-            Self::Status => "status",
-            Self::Malformed => "malformed",
-            Self::JsonDisabled => "json_disabled",
-            Self::Unauthorized => "unauthorized",
-            Self::Config => "config",
-        }
-    }
-}
+impl SearchErrorKind {}
 
 /// A failed search: the kind, a message for the user that says what to do, and what the
 /// server said.

@@ -47,7 +47,7 @@ pub fn grade(
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let (content, cut) = context::clip(r.content.trim(), GRADED_CONTENT_CHARS);
+            let (content, cut) = crate::types::text::clip(r.content.trim(), GRADED_CONTENT_CHARS);
             let more = if cut { "…" } else { "" };
             let body = if r.snippet.trim() == r.content.trim() || content.is_empty() {
                 r.snippet.trim().to_string()
@@ -151,7 +151,7 @@ pub fn parse_grades(text: &str, count: usize) -> Option<Vec<Option<Grade>>> {
 /// `text` on one line (whitespace runs made one space), cut to `max` characters.
 pub fn one_line(text: &str, max: usize) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let (kept, cut) = context::clip(&line, max);
+    let (kept, cut) = crate::types::text::clip(&line, max);
     if cut {
         format!("{kept}…")
     } else {

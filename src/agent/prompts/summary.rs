@@ -164,7 +164,7 @@ pub fn fit_text(text: &str, max_tokens: usize) -> String {
     }
     let chars = text.chars().count();
     let keep = chars.saturating_mul(max_tokens) / tokens.max(1);
-    let (kept, _) = context::clip(text, keep.saturating_sub(1));
+    let (kept, _) = crate::types::text::clip(text, keep.saturating_sub(1));
     format!("{kept}…")
 }
 
@@ -180,7 +180,7 @@ pub fn parse_summary(text: &str) -> Option<String> {
     if text.is_empty() {
         return None;
     }
-    let (kept, cut) = context::clip(text, MAX_SUMMARY_CHARS);
+    let (kept, cut) = crate::types::text::clip(text, MAX_SUMMARY_CHARS);
     Some(if cut {
         format!("{kept}…")
     } else {

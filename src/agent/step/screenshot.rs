@@ -172,7 +172,7 @@ pub(super) fn transcribed(
     let result = if text.is_empty() {
         "The screenshot of the visible part of the page shows no readable text.".to_string()
     } else {
-        let (text, cut) = context::clip(text, MAX_TRANSCRIPT_CHARS);
+        let (text, cut) = crate::types::text::clip(text, MAX_TRANSCRIPT_CHARS);
         let more = if cut { "…" } else { "" };
         format!("Text read from a screenshot of the visible part of the page:\n\n{text}{more}")
     };

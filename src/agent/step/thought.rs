@@ -55,11 +55,11 @@ fn described(call: &ToolCall) -> String {
             .collect::<Vec<_>>()
             .join(" "),
     };
-    format!("Calling {} with {}", call.name, capped(&arguments))
-}
-
-fn capped(text: &str) -> String {
-    crate::types::text::clip_marked(text, ARGUMENTS_SHOWN_CHARS)
+    format!(
+        "Calling {} with {}",
+        call.name,
+        crate::types::text::clip_marked(&arguments, ARGUMENTS_SHOWN_CHARS)
+    )
 }
 
 #[cfg(test)]

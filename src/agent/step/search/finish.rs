@@ -109,7 +109,7 @@ pub(super) fn finish(
 }
 
 fn result_text(label: &str, result: &SearchResult) -> String {
-    let (content, cut) = context::clip(result.content.trim(), RESULT_CHARS);
+    let (content, cut) = crate::types::text::clip(result.content.trim(), RESULT_CHARS);
     let more = if cut { "…" } else { "" };
     format!(
         "{label} {} — {}\n{content}{more}",
