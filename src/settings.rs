@@ -3,9 +3,10 @@
 //! trusted contexts only). The API keys (the model's and the search provider's) never enter
 //! session state, events or exports.
 
+use crate::types::json::FromJson;
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::llm::prices::table_prices;
@@ -44,7 +45,7 @@ pub const MAX_PRICE: f64 = 10_000.0;
 
 /// The user's prices for a provider's model, US$ per million tokens (`None`: not set).
 /// Input and output are set together; they then win over the built-in price table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default)]
 #[serde(default)]
 pub struct UserPrices {
     /// Prompt tokens.
@@ -83,7 +84,7 @@ impl UserPrices {
 
 /// One provider's connection fields, remembered so that switching providers back and forth
 /// in Options loses nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, Default)]
 #[serde(default)]
 pub struct Profile {
     /// Base URL.
@@ -139,7 +140,7 @@ impl WebSearch {
 }
 
 /// The settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 #[serde(default)]
 pub struct Settings {
     /// Schema version.

@@ -10,7 +10,8 @@ mod session;
 mod surrogates;
 pub mod view;
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::settings::Settings;
@@ -44,7 +45,7 @@ pub struct Request {
 }
 
 /// The wire form of every request, one flat object (decoded without buffering).
-#[derive(Deserialize)]
+#[derive(FromJson)]
 struct RawRequest {
     #[serde(default)]
     id: Value,
@@ -64,7 +65,7 @@ struct RawRequest {
 }
 
 /// `"research": {"subtopics": 4}` of an `ask`: answer it in research mode.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, FromJson)]
 #[serde(deny_unknown_fields)]
 struct ResearchAsk {
     #[serde(default = "default_subtopics")]
@@ -92,7 +93,7 @@ impl ResearchAsk {
 
 /// The `id` of a request, read on its own: a reply to an unreadable request still names it.
 pub fn request_id(text: &str) -> Value {
-    #[derive(Deserialize)]
+    #[derive(FromJson)]
     struct IdOnly {
         #[serde(default)]
         id: Value,
@@ -451,7 +452,7 @@ crate::types::names::named_enum!(ApiErrorKind {
 impl ApiErrorKind {}
 
 /// A failed request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error)]
 #[error("{message}")]
 pub struct ApiError {
     /// The kind.

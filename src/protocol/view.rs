@@ -2,7 +2,8 @@
 //! [`SessionState`], stamped with the `(rev, seq)` it reflects so the UI can order it against
 //! the events it receives.
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 
 use crate::state::config::PriceSource;
 use crate::state::search::SearchStage;
@@ -13,7 +14,7 @@ pub use crate::types::events::StepView;
 use crate::types::events::{Finite, UsageView};
 
 /// The page as the UI sees it (without its text).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct PageView {
     /// Title.
     pub title: String,
@@ -24,7 +25,7 @@ pub struct PageView {
 }
 
 /// What the run's tokens cost so far: an estimate from the prices it was started with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson)]
 pub struct CostView {
     /// US dollars.
     pub usd: Finite,
@@ -33,7 +34,7 @@ pub struct CostView {
 }
 
 /// What the popup renders for a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct SessionView {
     /// Session key.
     pub session: String,
@@ -116,7 +117,7 @@ pub struct SessionView {
 }
 
 /// A question from the run to the user, as the popup shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct PendingInputView {
     /// Send it back with the acknowledgement and the answer.
     pub request_id: String,

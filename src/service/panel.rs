@@ -4,9 +4,9 @@
 //! [`Service::handle_panel`] answers what passed. Pure: the sender's tab id comes in as a
 //! value (the web layer reads it from the Port's sender).
 
+use crate::types::json::FromJson;
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::{RunFuture, Service};
@@ -21,7 +21,7 @@ fn forbidden(why: &str) -> ApiError {
 /// the sender is not in a tab): only `snapshot`, `stop` and `follow_up`, only for
 /// `tab:<sender_tab>`.
 pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelRequest, ApiError> {
-    #[derive(Deserialize)]
+    #[derive(FromJson)]
     struct Raw {
         #[serde(default)]
         id: Value,

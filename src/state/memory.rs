@@ -2,9 +2,10 @@
 //! actions, and how often each kind of error happened. Persisted with the session, bounded,
 //! and read back when a failed action is retried. Pure data: no browser access.
 
+use crate::types::json::FromJson;
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::types::ToolCall;
 
@@ -12,7 +13,7 @@ use crate::types::ToolCall;
 pub const MAX_REFLECTIONS: usize = 20;
 
 /// A failed action the run reflects on (the persisted argument of `Next::Reflect`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct Failure {
     /// The call that failed.
     pub call: ToolCall,
@@ -24,7 +25,7 @@ pub struct Failure {
 }
 
 /// What the run learned from one failed action.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct Reflection {
     /// The tool of the failed call.
     pub tool: String,
@@ -42,7 +43,7 @@ pub struct Reflection {
 }
 
 /// The reflections of a session and the count of each error type.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson)]
 pub struct EpisodicMemory {
     /// The last [`MAX_REFLECTIONS`] reflections, oldest first.
     #[serde(default)]

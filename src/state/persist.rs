@@ -7,7 +7,8 @@ mod archive;
 
 pub use archive::*;
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 
 use super::trajectory::{Entry, Item};
 use super::{migrate, RunStatus, SessionState, SCHEMA_VERSION, SESSION_PREFIX};
@@ -47,7 +48,7 @@ pub const MAX_ENTRIES: usize = 10_000;
 
 /// The head record: the state without its trajectory and page text, which are stored once
 /// each under their own keys.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, FromJson)]
 struct Head<S> {
     version: u32,
     entries: usize,
@@ -71,7 +72,7 @@ pub enum StateError {
 /// The schema `version` of a stored record, refused when it is missing or newer than this
 /// build's (never guessed at).
 pub(crate) fn check_version(text: &str) -> Result<u64, StateError> {
-    #[derive(Deserialize)]
+    #[derive(FromJson)]
     struct VersionOnly {
         version: Option<u64>,
     }
@@ -112,7 +113,7 @@ pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
 
 /// The schema version of a record older than the current one, if it is one.
 fn legacy_version(text: &str) -> Option<u32> {
-    #[derive(Deserialize)]
+    #[derive(FromJson)]
     struct VersionOnly {
         version: Option<u64>,
     }

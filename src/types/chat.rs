@@ -1,7 +1,8 @@
 //! Chat-model wire types shared by every provider and the agent: messages, tools, tool
 //! calls, replies, usage, and the token estimates used when a provider reports none.
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ crate::types::names::named_enum!(Role {
 });
 
 /// One message of a chat request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct ChatMessage {
     /// The author.
     pub role: Role,
@@ -59,7 +60,7 @@ impl ChatMessage {
 }
 
 /// A tool the model may call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
 pub struct ToolSpec {
     /// Tool name.
     pub name: String,
@@ -71,7 +72,7 @@ pub struct ToolSpec {
 }
 
 /// A tool call chosen by the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct ToolCall {
     /// Provider-assigned id (made up when the provider gives none).
     pub id: String,
@@ -82,7 +83,7 @@ pub struct ToolCall {
 }
 
 /// Ask the model for JSON matching a schema (where the provider supports it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct JsonSchemaFormat {
     /// Schema name.
     pub name: String,
@@ -109,7 +110,7 @@ pub struct ChatRequest {
 }
 
 /// Token counts of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson)]
 pub struct Usage {
     /// Prompt tokens (cached ones included).
     pub input: u64,

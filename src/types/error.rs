@@ -1,7 +1,8 @@
 //! Error data shared across layers: the kinds of a failed model call (and the one place that
 //! decides which are worth retrying), the run error kinds the UI sees, and page-read errors.
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 
 /// What kind of failure a model call had. [`LlmErrorKind::is_retryable`] is the one place
 /// that decides whether a failure is worth another attempt.
@@ -186,15 +187,16 @@ impl Serialize for RunErrorKind {
     }
 }
 
-impl<'de> Deserialize<'de> for RunErrorKind {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
-        Ok(Self::from_name(&name))
+impl FromJson for RunErrorKind {
+    fn from_json(value: serde_json::Value) -> Result<Self, crate::types::json::Error> {
+        String::from_json(value).map(|name| Self::from_name(&name))
     }
 }
 
+crate::types::json::deserialize_via_json!(RunErrorKind);
+
 /// An error as the UI and the export show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct ErrorInfo {
     /// Machine-readable kind (`network`, `auth`, `rate_limited`, `empty_reply`, ...).
     pub kind: RunErrorKind,

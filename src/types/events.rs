@@ -1,13 +1,14 @@
 //! The typed event stream a run emits to the UI. Event names are API (the popup and tests
 //! match them): `tests/event_names.rs` freezes them.
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 
 use crate::types::error::ErrorInfo;
 use crate::types::source::Source;
 
 /// Token usage as the UI sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson)]
 pub struct UsageView {
     /// Prompt tokens so far.
     pub input: u64,
@@ -44,17 +45,19 @@ impl Finite {
     }
 }
 
-impl<'de> Deserialize<'de> for Finite {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = f64::deserialize(d)?;
-        Self::new(value).ok_or_else(|| serde::de::Error::custom("not a finite number"))
+impl FromJson for Finite {
+    fn from_json(value: serde_json::Value) -> Result<Self, crate::types::json::Error> {
+        let value = f64::from_json(value)?;
+        Self::new(value).ok_or_else(|| crate::types::json::Error::new("not a finite number"))
     }
 }
+
+crate::types::json::deserialize_via_json!(Finite);
 
 /// One trajectory entry as the UI lists it: in `SessionView.steps` and in `step_item`
 /// events. Long texts are cut to [`StepView::MAX_CHARS`] characters; their full length is
 /// kept beside them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct StepView {
     /// Position in the run's trajectory (0-based): unique per run, so a list built from a
     /// snapshot and later `step_item` events has no duplicates.
@@ -86,7 +89,7 @@ pub struct StepView {
 }
 
 /// A graded web search result, as the Steps view shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct GradeView {
     /// The result's title.
     pub title: String,
@@ -113,7 +116,7 @@ impl StepView {
 }
 
 /// What happened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// A run began.
@@ -299,7 +302,7 @@ impl EventKind {
 }
 
 /// One event with the run's progress.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct AgentEvent {
     /// What happened.
     #[serde(flatten)]
@@ -322,7 +325,7 @@ pub struct AgentEvent {
 
 /// An event addressed to a session, as broadcast to the UI:
 /// `{"type": "event", "session": "tab:12", "event": {...}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct EventEnvelope {
     /// Always `"event"`.
     #[serde(rename = "type")]

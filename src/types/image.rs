@@ -3,7 +3,8 @@
 //! the capture needs (a data URL in, the PNG's size from its header). Images travel only in
 //! live requests: nothing persisted ever holds one. Pure.
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 
 /// The longest side an image sent to a model may have, in pixels (Anthropic's recommended
 /// maximum, <https://docs.anthropic.com/en/docs/build-with-claude/vision>; OpenAI and Gemini
@@ -11,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_IMAGE_SIDE: u32 = 1_568;
 
 /// One image of a chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct Image {
     /// `image/png`.
     pub mime_type: String,

@@ -79,6 +79,18 @@ macro_rules! named_enum {
                 $crate::types::names::deserialize(deserializer)
             }
         }
+
+        impl $crate::types::json::FromJson for $ty {
+            fn from_json(value: serde_json::Value) -> Result<Self, $crate::types::json::Error> {
+                $crate::types::json::named(value)
+            }
+        }
+
+        impl $crate::types::json::JsonKey for $ty {
+            fn from_key(key: String) -> Result<Self, $crate::types::json::Error> {
+                $crate::types::json::named(serde_json::Value::String(key))
+            }
+        }
     };
 }
 pub(crate) use named_enum;

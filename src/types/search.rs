@@ -1,10 +1,11 @@
 //! Web search data: one result, and why a search failed (its kind, and a message that tells
 //! the user what to do). Plain data; the providers' wire formats live in `search`.
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 
 /// One web search hit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct SearchResult {
     /// The page title (plain text).
     pub title: String,
@@ -50,7 +51,7 @@ impl SearchErrorKind {}
 
 /// A failed search: the kind, a message for the user that says what to do, and what the
 /// server said.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error)]
 #[error("{message}")]
 pub struct SearchError {
     /// What went wrong.
@@ -230,8 +231,10 @@ impl Serialize for Confidence {
     }
 }
 
-impl<'de> Deserialize<'de> for Confidence {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        f64::deserialize(deserializer).map(Self::new)
+impl FromJson for Confidence {
+    fn from_json(value: serde_json::Value) -> Result<Self, crate::types::json::Error> {
+        f64::from_json(value).map(Self::new)
     }
 }
+
+crate::types::json::deserialize_via_json!(Confidence);

@@ -1,7 +1,8 @@
 //! A source an answer cites, as the run keeps it and the UI shows it (the terminal events
 //! carry the answer's sources with it, so an answer never shows without them).
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 
 /// What a source is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -19,7 +20,7 @@ crate::types::names::named_enum!(SourceKind {
 });
 
 /// A source an answer cites.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct Source {
     /// What the answer cites: `p1` for a page passage, `1` for a web result.
     pub id: String,

@@ -4,7 +4,8 @@
 //! go when the browser restarts, with the session store), and they are the first thing
 //! removed when the store is full.
 
-use serde::{Deserialize, Serialize};
+use crate::types::json::FromJson;
+use serde::Serialize;
 
 use super::{check_version, drop_oldest_finished, log_store_error, StateError};
 use crate::ports::{StateStore, StoreError};
@@ -22,7 +23,7 @@ pub fn archive_key(session: &str, n: u32) -> String {
 }
 
 /// An archived conversation as `history` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 pub struct ArchiveSummary {
     /// `conv:<session>:<n>`.
     pub id: String,
@@ -37,7 +38,7 @@ pub struct ArchiveSummary {
 }
 
 /// The stored record: the summary, readable on its own, and the state.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, FromJson)]
 struct Record<S> {
     version: u32,
     #[serde(flatten)]
@@ -46,7 +47,7 @@ struct Record<S> {
 }
 
 /// The summary part of a record (the state is skipped unread).
-#[derive(Deserialize)]
+#[derive(FromJson)]
 struct SummaryOnly {
     #[serde(flatten)]
     summary: ArchiveSummary,

@@ -1,0 +1,538 @@
+//! Decoding typed values from a parsed JSON [`Value`], without serde's per-type decoders.
+//!
+//! serde's derived `Deserialize` writes, for every type, a visitor per format (fields by
+//! name, by index and as bytes, a sequence form, each `Option` and `Vec` of each type), and
+//! the wasm holds a copy of it for every deserializer the type meets. For the persisted
+//! state, the requests and the settings that was about 80 KB of the gzipped wasm. A type
+//! that derives [`FromJson`] (`knowledgelens_derive`) instead takes its fields out of a
+//! parsed [`Value`] one call each: the text is parsed once by the one parser the wasm has,
+//! and each type's decoder is a short list of [`Fields::take`] calls.
+//!
+//! The derive reads the type's `#[serde(...)]` attributes as serde does (it parses them with
+//! `serde_derive_internals`, serde's own parser), so names, `rename_all`, `default`, `skip`,
+//! `flatten`, `deny_unknown_fields` and the enum representations (external, internal and
+//! adjacent tags, untagged) mean what they mean to the derived `Serialize` beside it. The
+//! derive also writes a `serde::Deserialize` that goes through [`Value`], so these types
+//! still decode anywhere serde is used. `tests/json.rs` decodes arbitrary JSON with both
+//! serde's derive and this one for the same declarations and requires the same outcome.
+//!
+//! The errors name where the problem is (`trajectory.thought.text: invalid type: ...`);
+//! they cannot give a line and column, which a parse error of the text still does.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+
+pub use knowledgelens_derive::FromJson;
+use serde_json::{Map, Value};
+
+/// A value that decodes from a parsed JSON [`Value`].
+pub trait FromJson: Sized {
+    /// Decodes `value`.
+    fn from_json(value: Value) -> Result<Self, Error>;
+
+    /// What an absent field of this type decodes as: `None` when the field is required
+    /// (`Option<T>` is the type whose absence is a value, as in serde).
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+/// Why a value did not decode, and where. Boxed, so that every decoder's `Result` stays
+/// small (a pointer), which keeps the code that moves results around small too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(Box<ErrorAt>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ErrorAt {
+    /// Where, outermost first (`state.trajectory[2].text`); empty at the top.
+    path: String,
+    /// What.
+    message: String,
+}
+
+impl Error {
+    /// An error at the current value.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self::at_top(message.into())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn at_top(message: String) -> Self {
+        Self(Box::new(ErrorAt {
+            path: String::new(),
+            message,
+        }))
+    }
+
+    /// `found` is not `expected` (serde's wording: "invalid type: string \"x\", expected u32").
+    #[cold]
+    #[inline(never)]
+    pub fn invalid_type(found: &Value, expected: &str) -> Self {
+        Self::new(format!(
+            "invalid type: {}, expected {expected}",
+            Unexpected(found)
+        ))
+    }
+
+    /// `name` is not among `names`.
+    #[cold]
+    #[inline(never)]
+    pub fn unknown_variant(name: &str, names: &[&str]) -> Self {
+        Self::new(format!(
+            "unknown variant `{name}`, expected {}",
+            OneOf(names)
+        ))
+    }
+
+    /// The error inside field `name` of the current object.
+    #[cold]
+    #[inline(never)]
+    pub fn in_field(mut self, name: &str) -> Self {
+        self.0.path = match self.0.path.as_str() {
+            "" => name.to_owned(),
+            inner if inner.starts_with('[') => format!("{name}{inner}"),
+            inner => format!("{name}.{inner}"),
+        };
+        self
+    }
+
+    /// The error inside item `index` of the current array.
+    #[cold]
+    #[inline(never)]
+    pub fn in_item(mut self, index: usize) -> Self {
+        self.0.path = match self.0.path.as_str() {
+            "" => format!("[{index}]"),
+            inner if inner.starts_with('[') => format!("[{index}]{inner}"),
+            inner => format!("[{index}].{inner}"),
+        };
+        self
+    }
+
+    /// What went wrong, without where.
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.path.is_empty() {
+            f.write_str(&self.0.message)
+        } else {
+            write!(f, "{}: {}", self.0.path, self.0.message)
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A value as serde names an unexpected one.
+struct Unexpected<'a>(&'a Value);
+
+impl fmt::Display for Unexpected<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "boolean `{b}`"),
+            Value::Number(n) if n.is_f64() => write!(f, "floating point `{n}`"),
+            Value::Number(n) => write!(f, "integer `{n}`"),
+            Value::String(s) => write!(f, "string {s:?}"),
+            Value::Array(_) => f.write_str("sequence"),
+            Value::Object(_) => f.write_str("map"),
+        }
+    }
+}
+
+/// serde's "one of `a`, `b`" list.
+struct OneOf<'a>(&'a [&'a str]);
+
+impl fmt::Display for OneOf<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            [] => f.write_str("there are no variants"),
+            [one] => write!(f, "`{one}`"),
+            [a, b] => write!(f, "`{a}` or `{b}`"),
+            names => {
+                f.write_str("one of ")?;
+                for (i, name) in names.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "`{name}`")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `text` decoded as a `T`: parsed by serde_json (whose errors give the line and column),
+/// then decoded by [`FromJson`].
+pub fn decode<T: FromJson>(text: &str) -> Result<T, DecodeError> {
+    let value = parse(text)?;
+    T::from_json(value).map_err(DecodeError::Invalid)
+}
+
+/// `text` parsed as JSON (not generic: the parser is compiled once).
+pub fn parse(text: &str) -> Result<Value, DecodeError> {
+    serde_json::from_str(text).map_err(|e| DecodeError::Syntax(e.to_string()))
+}
+
+/// Why [`decode`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The text is not JSON (serde_json's message, with the line and column).
+    Syntax(String),
+    /// The JSON is not a valid value of the type.
+    Invalid(Error),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Syntax(message) => f.write_str(message),
+            DecodeError::Invalid(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// serde's `Deserialize` for a [`FromJson`] type (the derive's bridge): the input becomes a
+/// [`Value`] first, so this is compiled once per deserializer, not once per type and field.
+pub fn deserialize<'de, T: FromJson, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
+    T::from_json(value).map_err(serde::de::Error::custom)
+}
+
+/// The fields of an object being decoded: each [`Fields::take`] removes one.
+pub struct Fields {
+    map: Map<String, Value>,
+}
+
+impl Fields {
+    /// The fields of `value`, which must be an object (`expected` names the type in the
+    /// error: "struct Settings").
+    #[inline(never)]
+    pub fn of(value: Value, expected: &str) -> Result<Self, Error> {
+        match value {
+            Value::Object(map) => Ok(Self { map }),
+            other => Err(Error::invalid_type(&other, expected)),
+        }
+    }
+
+    /// Field `name`, decoded; an absent one is [`FromJson::absent`] or an error.
+    pub fn take<T: FromJson>(&mut self, name: &str) -> Result<T, Error> {
+        match self.take_opt(name)? {
+            Some(value) => Ok(value),
+            None => T::absent().ok_or_else(|| missing(name)),
+        }
+    }
+
+    /// Field `name`, decoded, if it is present.
+    pub fn take_opt<T: FromJson>(&mut self, name: &str) -> Result<Option<T>, Error> {
+        match self.remove(name) {
+            Some(value) => T::from_json(value).map(Some).map_err(|e| e.in_field(name)),
+            None => Ok(None),
+        }
+    }
+
+    /// Field `name`, decoded; `default()` when it is absent (`#[serde(default)]`).
+    pub fn take_or<T: FromJson>(&mut self, name: &str, default: fn() -> T) -> Result<T, Error> {
+        Ok(self.take_opt(name)?.unwrap_or_else(default))
+    }
+
+    /// Field `name`, removed (not generic, so not inlined into every decoder).
+    #[inline(never)]
+    fn remove(&mut self, name: &str) -> Option<Value> {
+        self.map.remove(name)
+    }
+
+    /// Field `name` decoded by a serde `deserialize_with` function.
+    pub fn take_with<T>(
+        &mut self,
+        name: &str,
+        decode: fn(Value) -> Result<T, serde_json::Error>,
+    ) -> Result<Option<T>, Error> {
+        match self.map.remove(name) {
+            Some(value) => decode(value)
+                .map(Some)
+                .map_err(|e| Error::new(e.to_string()).in_field(name)),
+            None => Ok(None),
+        }
+    }
+
+    /// The fields not taken, for a `#[serde(flatten)]` field.
+    pub fn rest(self) -> Value {
+        Value::Object(self.map)
+    }
+
+    /// An error for the first field not taken (`#[serde(deny_unknown_fields)]`; `names` are
+    /// the fields the type has).
+    pub fn deny_unknown(&self, names: &[&str]) -> Result<(), Error> {
+        match self.map.keys().next() {
+            Some(unknown) => Err(Error::new(format!(
+                "unknown field `{unknown}`, expected {}",
+                OneOf(names)
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// serde's "missing field `name`".
+#[cold]
+#[inline(never)]
+pub fn missing(name: &str) -> Error {
+    Error::new(format!("missing field `{name}`"))
+}
+
+/// An externally tagged enum's value: its variant's name and what the variant holds
+/// (`"name"` holds nothing; `{"name": content}`).
+pub fn external(value: Value, expected: &str) -> Result<(String, Option<Value>), Error> {
+    match value {
+        Value::String(name) => Ok((name, None)),
+        Value::Object(map) if map.len() == 1 => {
+            let (name, content) = map.into_iter().next().unwrap_or_default();
+            Ok((name, Some(content)))
+        }
+        Value::Object(_) => Err(Error::new(format!(
+            "invalid value: map, expected map with a single key ({expected})"
+        ))),
+        other => Err(Error::invalid_type(&other, expected)),
+    }
+}
+
+/// What a variant with fields holds; an error for a variant written as a bare name.
+pub fn content(content: Option<Value>, expected: &str) -> Result<Value, Error> {
+    content.ok_or_else(|| Error::new(format!("invalid type: unit variant, expected {expected}")))
+}
+
+/// A unit variant's content: nothing, or `null`.
+pub fn unit(content: Option<Value>) -> Result<(), Error> {
+    match content {
+        None | Some(Value::Null) => Ok(()),
+        Some(other) => Err(Error::invalid_type(&other, "unit variant")),
+    }
+}
+
+/// The items of a tuple (struct or variant) of `len` fields.
+pub fn tuple(value: Value, len: usize, expected: &str) -> Result<std::vec::IntoIter<Value>, Error> {
+    match value {
+        Value::Array(items) if items.len() == len => Ok(items.into_iter()),
+        Value::Array(items) => Err(Error::new(format!(
+            "invalid length {}, expected {expected}",
+            items.len()
+        ))),
+        other => Err(Error::invalid_type(&other, expected)),
+    }
+}
+
+/// Item `index` of a tuple's items, decoded.
+pub fn item<T: FromJson>(items: &mut std::vec::IntoIter<Value>, index: usize) -> Result<T, Error> {
+    T::from_json(items.next().unwrap_or_default()).map_err(|e| e.in_item(index))
+}
+
+/// The error of an untagged enum no variant of which matched.
+pub fn no_variant_matched(name: &str) -> Error {
+    Error::new(format!(
+        "data did not match any variant of untagged enum {name}"
+    ))
+}
+
+// The values of the JSON data model.
+
+impl FromJson for Value {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        Ok(value)
+    }
+}
+
+impl FromJson for String {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::String(s) => Ok(s),
+            other => Err(Error::invalid_type(&other, "a string")),
+        }
+    }
+}
+
+impl FromJson for bool {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::Bool(b) => Ok(b),
+            other => Err(Error::invalid_type(&other, "a boolean")),
+        }
+    }
+}
+
+impl FromJson for f64 {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        match &value {
+            Value::Number(n) => n.as_f64().ok_or_else(|| Error::invalid_type(&value, "f64")),
+            _ => Err(Error::invalid_type(&value, "f64")),
+        }
+    }
+}
+
+impl FromJson for f32 {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        // As serde: the nearest f32.
+        f64::from_json(value).map(|v| v as f32)
+    }
+}
+
+/// An integer within `T`'s range (serde's errors for a float, a negative or a too large one).
+fn integer<T: TryFrom<i128>>(value: Value, expected: &str) -> Result<T, Error> {
+    let Value::Number(n) = &value else {
+        return Err(Error::invalid_type(&value, expected));
+    };
+    let wide = match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => i128::from(u),
+        (None, Some(i)) => i128::from(i),
+        (None, None) => return Err(Error::invalid_type(&value, expected)),
+    };
+    T::try_from(wide)
+        .map_err(|_| Error::new(format!("invalid value: integer `{n}`, expected {expected}")))
+}
+
+macro_rules! integers {
+    ($($ty:ident),+) => {
+        $(impl FromJson for $ty {
+            fn from_json(value: Value) -> Result<Self, Error> {
+                integer(value, stringify!($ty))
+            }
+        })+
+    };
+}
+
+integers!(u8, u16, u32, u64, usize, i32, i64);
+
+impl<T: FromJson> FromJson for Option<T> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        match value {
+            Value::Null => Ok(None),
+            other => T::from_json(other).map(Some),
+        }
+    }
+
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+}
+
+impl<T: FromJson> FromJson for Box<T> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        T::from_json(value).map(Box::new)
+    }
+}
+
+impl<T: FromJson> FromJson for Arc<T> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        T::from_json(value).map(Arc::new)
+    }
+}
+
+/// The items of an array (`expected` names the collection in the error).
+fn items(value: Value) -> Result<Vec<Value>, Error> {
+    match value {
+        Value::Array(items) => Ok(items),
+        other => Err(Error::invalid_type(&other, "a sequence")),
+    }
+}
+
+impl<T: FromJson> FromJson for Vec<T> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        items(value)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| T::from_json(item).map_err(|e| e.in_item(i)))
+            .collect()
+    }
+}
+
+impl<T: FromJson> FromJson for VecDeque<T> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        Vec::from_json(value).map(VecDeque::from)
+    }
+}
+
+/// The entries of an object.
+fn entries(value: Value) -> Result<Map<String, Value>, Error> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(Error::invalid_type(&other, "a map")),
+    }
+}
+
+impl<T: FromJson, S: std::hash::BuildHasher + Default> FromJson for HashMap<String, T, S> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        entries(value)?
+            .into_iter()
+            .map(|(k, v)| match T::from_json(v) {
+                Ok(v) => Ok((k, v)),
+                Err(e) => Err(e.in_field(&k)),
+            })
+            .collect()
+    }
+}
+
+/// A unit enum written as its name ([`crate::types::names::named_enum!`]).
+pub fn named<T: super::names::Named>(value: Value) -> Result<T, Error> {
+    match value {
+        Value::String(name) => {
+            super::names::from_name(&name).ok_or_else(|| Error::unknown_variant(&name, T::NAMES))
+        }
+        other => Err(Error::invalid_type(&other, "variant identifier")),
+    }
+}
+
+/// `serde::Deserialize` for a type with a hand-written [`FromJson`] (what the derive writes
+/// beside its own).
+macro_rules! deserialize_via_json {
+    ($ty:ty) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::types::json::deserialize(deserializer)
+            }
+        }
+    };
+}
+pub(crate) use deserialize_via_json;
+
+/// A key of a JSON object as a map key (`String`, or a unit enum by its name).
+pub trait JsonKey: Sized {
+    /// The key `key`.
+    fn from_key(key: String) -> Result<Self, Error>;
+}
+
+impl JsonKey for String {
+    fn from_key(key: String) -> Result<Self, Error> {
+        Ok(key)
+    }
+}
+
+impl<K: JsonKey + Ord, T: FromJson> FromJson for BTreeMap<K, T> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        entries(value)?
+            .into_iter()
+            .map(|(k, v)| match T::from_json(v) {
+                Ok(v) => Ok((K::from_key(k.clone()).map_err(|e| e.in_field(&k))?, v)),
+                Err(e) => Err(e.in_field(&k)),
+            })
+            .collect()
+    }
+}
+
+impl<T: FromJson> FromJson for std::ops::Range<T> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        let mut fields = Fields::of(value, "struct Range")?;
+        let start = fields.take("start")?;
+        let end = fields.take("end")?;
+        Ok(start..end)
+    }
+}
