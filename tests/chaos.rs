@@ -270,7 +270,7 @@ fn plan(results: usize) -> Vec<(&'static str, &'static str)> {
     }
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(knowledgelens::types::json::FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
     n: u32,

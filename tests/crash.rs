@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 const SESSION: &str = "tab:1";
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(knowledgelens::types::json::FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
     n: u32,

@@ -16,10 +16,10 @@ use knowledgelens::testing::{
     poll_times, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, YieldingStore,
 };
 use knowledgelens::tools::{ToolBox, ToolContext, ToolError, TypedTool};
+use knowledgelens::types::json::FromJson;
 use schemars::JsonSchema;
-use serde::Deserialize;
 
-#[derive(Deserialize, JsonSchema)]
+#[derive(FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CountArgs {
     n: u32,

@@ -13,14 +13,14 @@ use knowledgelens::agent::StopSignal;
 use knowledgelens::llm::{LlmErrorKind, Role, ToolCall, Usage};
 use knowledgelens::testing::{ManualClock, Reply, ScriptedLlm};
 use knowledgelens::tools::{RateLimit, Risk, ToolBox, ToolContext, ToolError, TypedTool};
+use knowledgelens::types::json::FromJson;
 use knowledgelens::types::RunErrorKind;
 use schemars::JsonSchema;
-use serde::Deserialize;
 
 /// Tools that record that they ran.
 type Ran = Rc<RefCell<Vec<String>>>;
 
-#[derive(Deserialize, JsonSchema)]
+#[derive(FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NoteArgs {
     text: String,

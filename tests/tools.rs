@@ -20,7 +20,7 @@ use serde_json::json;
 
 struct Wipe;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(knowledgelens::types::json::FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WipeArgs {
     /// What to wipe.

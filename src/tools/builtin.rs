@@ -3,7 +3,8 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
-use serde::Deserialize;
+
+use crate::types::json::FromJson;
 
 use super::{
     RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool, REQUEST_INPUT,
@@ -14,7 +15,7 @@ use super::{
 pub struct RequestInput;
 
 /// Arguments of `request_input`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestInputArgs {
     /// The question for the user: short, specific, answerable in a few words.

@@ -7,7 +7,8 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
-use serde::Deserialize;
+
+use crate::types::json::FromJson;
 
 use super::{ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
 use crate::types::{Selection, ToolCall};
@@ -26,7 +27,7 @@ pub const PREPARED_THOUGHT: &str =
 pub struct ExplainTextWithContext;
 
 /// Arguments of `explain_text_with_context`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExplainArgs {
     /// The part of the user's selection to explain (a quote from it, or "selection" for all

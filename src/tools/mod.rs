@@ -35,10 +35,10 @@ use std::borrow::Cow;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
+use crate::types::json::FromJson;
 use crate::types::{PageInfo, Selection, ToolSpec};
 
 /// The name of the built-in tool the model calls to ask the user.
@@ -175,7 +175,7 @@ crate::types::names::named_enum!(Risk {
 });
 
 /// How often a tool may be called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default)]
 pub struct RateLimit {
     /// Calls per run (`None`: unlimited).
     pub per_run: Option<u32>,
@@ -184,7 +184,7 @@ pub struct RateLimit {
 }
 
 /// An example call shown to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
 pub struct ToolExample {
     /// The arguments.
     pub input: Value,
@@ -194,7 +194,7 @@ pub struct ToolExample {
 
 /// Everything the registry and the model know about a tool. Serializes to JSON and parses
 /// back unchanged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
 pub struct ToolDefinition {
     /// Name.
     pub name: String,
@@ -246,7 +246,7 @@ pub trait TypedTool {
     /// What it does, for the model.
     const DESCRIPTION: &'static str;
     /// The arguments (`#[serde(deny_unknown_fields)]` so unknown fields are rejected).
-    type Args: DeserializeOwned + JsonSchema;
+    type Args: FromJson + JsonSchema;
     /// The result (text for the model).
     type Output: Into<String>;
 
@@ -340,17 +340,27 @@ pub fn split_reasoning(arguments: &str) -> Result<(Option<String>, Cow<'_, str>)
     let Ok(Value::Object(mut obj)) = serde_json::from_str::<Value>(arguments) else {
         return Ok((None, Cow::Borrowed(arguments)));
     };
-    let Some(reasoning) = obj.remove(REASONING) else {
+    let Some(reasoning) = take_reasoning(&mut obj)? else {
         return Ok((None, Cow::Borrowed(arguments)));
     };
-    let reasoning = serde_json::from_value::<String>(reasoning).map_err(|err| {
+    Ok((reasoning, Cow::Owned(Value::Object(obj).to_string())))
+}
+
+/// The [`REASONING`] field taken out of `obj`: `None` when it is absent, `Some(None)` when
+/// blank.
+fn take_reasoning(obj: &mut Map<String, Value>) -> Result<Option<Option<String>>, ToolError> {
+    let Some(reasoning) = obj.remove(REASONING) else {
+        return Ok(None);
+    };
+    let reasoning = String::from_json(reasoning).map_err(|err| {
         ToolError::new(
             ToolErrorKind::InvalidArguments,
-            format!("field \"{REASONING}\": {err}"),
+            format!("field \"{REASONING}\": {}", err.message()),
         )
     })?;
-    let reasoning = Some(reasoning.trim().to_string()).filter(|r| !r.is_empty());
-    Ok((reasoning, Cow::Owned(Value::Object(obj).to_string())))
+    Ok(Some(
+        Some(reasoning.trim().to_string()).filter(|r| !r.is_empty()),
+    ))
 }
 
 /// The JSON schema of `T`, with an object root.
@@ -364,32 +374,34 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 }
 
 /// Decodes arguments into `T` (after taking out the optional [`REASONING`]); the error
-/// names the field, what was expected and what was given. Only the decoding itself is
-/// generic: the text's preparation and the error's wording are shared by every tool.
-pub fn decode_args<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
-    let arguments = args_text(arguments)?;
-    let mut de = serde_json::Deserializer::from_str(&arguments);
-    serde_path_to_error::deserialize(&mut de).map_err(args_error)
+/// names the field, what was expected and what was given. Only the last call is generic:
+/// the parsing and the error's wording are shared by every tool.
+pub fn decode_args<T: FromJson>(arguments: &str) -> Result<T, ToolError> {
+    T::from_json(args_value(arguments)?).map_err(args_error)
 }
 
-/// The arguments to decode: without the reasoning, and `{}` when blank.
-fn args_text(arguments: &str) -> Result<Cow<'_, str>, ToolError> {
-    let (_, arguments) = split_reasoning(arguments)?;
-    Ok(if arguments.trim().is_empty() {
-        Cow::Borrowed("{}")
-    } else {
-        arguments
-    })
+/// The arguments to decode, parsed: without the reasoning, and `{}` when blank.
+fn args_value(arguments: &str) -> Result<Value, ToolError> {
+    if arguments.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let mut value = serde_json::from_str::<Value>(arguments).map_err(|err| {
+        ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!("the arguments are not valid: {err}"),
+        )
+    })?;
+    if let Value::Object(obj) = &mut value {
+        take_reasoning(obj)?;
+    }
+    Ok(value)
 }
 
-/// The invalid-arguments error for a decoding error at a path.
-fn args_error(err: serde_path_to_error::Error<serde_json::Error>) -> ToolError {
-    let path = err.path().to_string();
-    let inner = err.into_inner();
-    let message = if path.is_empty() || path == "." {
-        format!("the arguments are not valid: {inner}")
-    } else {
-        format!("field \"{path}\": {inner}")
+/// The invalid-arguments error for a decoding error (at a field, or of the whole).
+fn args_error(err: crate::types::json::Error) -> ToolError {
+    let message = match err.path() {
+        "" => format!("the arguments are not valid: {}", err.message()),
+        path => format!("field \"{path}\": {}", err.message()),
     };
     ToolError::new(ToolErrorKind::InvalidArguments, message)
 }

@@ -7,7 +7,8 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
-use serde::Deserialize;
+
+use crate::types::json::FromJson;
 
 use super::{
     decode_args, RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool,
@@ -24,7 +25,7 @@ pub const QUERY_PAGE_K: (u32, u32) = (5, 10);
 pub struct ReadPage;
 
 /// Arguments of `read_page`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadPageArgs {
     /// Character offset to start at (default 0); reading starts with the passage that holds it.
@@ -40,7 +41,7 @@ pub struct ReadPageArgs {
 pub struct QueryPage;
 
 /// Arguments of `query_page`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QueryPageArgs {
     /// Words to look for: names, terms, a phrase from the question.

@@ -8,7 +8,8 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
-use serde::Deserialize;
+
+use crate::types::json::FromJson;
 
 use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
 
@@ -23,7 +24,7 @@ pub const LITTLE_TEXT_CHARS: usize = 500;
 pub struct ExtractScreenshotText;
 
 /// Arguments of `extract_screenshot_text`: none of its own (only the common `reasoning`).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtractScreenshotTextArgs {}
 

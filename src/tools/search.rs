@@ -6,7 +6,8 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
-use serde::Deserialize;
+
+use crate::types::json::FromJson;
 
 use super::{RateLimit, Risk, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
 
@@ -26,7 +27,7 @@ pub const MAX_GRADED: usize = 10;
 pub struct SearchWeb;
 
 /// Arguments of `search_web_for_info`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchWebArgs {
     /// What to search the web for: a few specific keywords.
@@ -38,7 +39,7 @@ pub struct SearchWebArgs {
 pub struct GradeResults;
 
 /// One result to grade.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResultToGrade {
     /// The result's title.
@@ -51,7 +52,7 @@ pub struct ResultToGrade {
 }
 
 /// Arguments of `grade_search_results`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GradeResultsArgs {
     /// The query the results were found for.
@@ -66,7 +67,7 @@ pub struct GradeResultsArgs {
 pub struct RewriteQuery;
 
 /// Arguments of `rewrite_search_query`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RewriteQueryArgs {
     /// The query that found nothing useful.

@@ -6,7 +6,8 @@
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
-use serde::Deserialize;
+
+use crate::types::json::FromJson;
 
 use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, TypedTool};
 
@@ -17,7 +18,7 @@ pub const SUMMARIZE_PAGE: &str = "summarize_page_content";
 pub struct SummarizePage;
 
 /// Arguments of `summarize_page_content`: none of its own (only the optional reasoning).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, FromJson, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizePageArgs {}
 

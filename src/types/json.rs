@@ -110,6 +110,11 @@ impl Error {
         self
     }
 
+    /// Where (`list[1].name`; empty for the value itself).
+    pub fn path(&self) -> &str {
+        &self.0.path
+    }
+
     /// What went wrong, without where.
     pub fn message(&self) -> &str {
         &self.0.message

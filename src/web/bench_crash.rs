@@ -16,7 +16,7 @@ pub fn bench_panic_soon(message: String) {
 }
 
 /// No arguments.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(crate::types::json::FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
