@@ -2,7 +2,7 @@
 //! reach one. Pure data: the wire formats live in the sibling modules, the transport in
 //! [`super::wire`]. Nothing here touches the browser.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A provider's wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
@@ -146,7 +146,7 @@ pub fn reads_images(_provider: Provider, model: &str) -> bool {
 /// What a provider (and model) supports. The engine adapts: without native tools, tools
 /// are described in the prompt and calls are read from the text; without constrained
 /// output, control blocks are parsed from prose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, crate::types::json::FromJson)]
 pub struct Capabilities {
     /// Tool definitions in the request and structured tool calls in the reply.
     pub native_tools: bool,

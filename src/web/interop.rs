@@ -130,9 +130,11 @@ pub fn to_json_text(value: &JsValue) -> Result<String, JsError> {
         .ok_or_else(|| JsError::new("TypeError", "the value cannot be represented as JSON"))
 }
 
-/// A plain JS object as a typed Rust value (via `serde-wasm-bindgen`).
-pub fn from_js<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, JsError> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| JsError::new("TypeError", e.to_string()))
+/// A plain JS object as a typed Rust value, through one JSON string (`JSON.stringify`, then
+/// [`crate::types::json::decode`]: no converter per type in the wasm).
+pub fn from_js<T: crate::types::json::FromJson>(value: JsValue) -> Result<T, JsError> {
+    let text = to_json_text(&value)?;
+    crate::types::json::decode(&text).map_err(|e| JsError::new("TypeError", e.to_string()))
 }
 
 /// Builds a plain object from key-value pairs.

@@ -78,7 +78,7 @@ async fn read_tab(tab_id: i64) -> Result<PageInfo, PageReadError> {
 }
 
 /// The locator's reply to [`LOCATE_MESSAGE`].
-#[derive(serde::Deserialize)]
+#[derive(crate::types::json::FromJson)]
 struct Located {
     found: bool,
 }
