@@ -42,6 +42,8 @@ pub const TOKEN_BUDGET_RANGE: (u64, u64) = (1_000, 10_000_000);
 pub const MODEL_DEADLINE_RANGE: (u64, u64) = (10, 3_600);
 /// Highest price per million tokens a setting may give (US$).
 pub const MAX_PRICE: f64 = 10_000.0;
+// The price error message writes the limit as text (see `UserPrices::checked`).
+const _: () = assert!(MAX_PRICE == 10_000.0, "update the price error message");
 
 /// The user's prices for a provider's model, US$ per million tokens (`None`: not set).
 /// Input and output are set together; they then win over the built-in price table.
@@ -67,8 +69,11 @@ impl UserPrices {
                 .map(Finite::get)
                 .filter(|v| !(0.0..=MAX_PRICE).contains(v))
             {
+                // The number as JSON writes it: printing an f64 with `{}` would pull core's
+                // float formatting (14 KB) into the wasm for this one message.
+                let got = Value::from(v);
                 return Err(InvalidSettings(format!(
-                    "{name} must be between 0 and {MAX_PRICE} US$ per million tokens, or empty (got {v})."
+                    "{name} must be between 0 and 10000 US$ per million tokens, or empty (got {got})."
                 )));
             }
         }
@@ -300,8 +305,8 @@ impl Settings {
         if version <= 2 {
             value = migrate_v2_to_v3(value);
         }
-        let settings: Self =
-            serde_json::from_value(value).map_err(|e| SettingsError::Corrupted(e.to_string()))?;
+        let settings =
+            Self::from_json(value).map_err(|e| SettingsError::Corrupted(e.to_string()))?;
         settings
             .validated()
             .map_err(|InvalidSettings(why)| SettingsError::Invalid(why))

@@ -25,7 +25,10 @@ const GENERATED: &str = include_str!("schemas.gen.json");
 pub fn builtin(name: &str) -> Value {
     static PARSED: OnceLock<Map<String, Value>> = OnceLock::new();
     PARSED
-        .get_or_init(|| serde_json::from_str(GENERATED).unwrap_or_default())
+        .get_or_init(|| match crate::types::json::parse(GENERATED) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        })
         .get(name)
         .cloned()
         .unwrap_or(Value::Null)

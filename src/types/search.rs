@@ -219,6 +219,13 @@ impl Confidence {
         f64::from(self.0) / 1000.0
     }
 
+    /// With two decimals ("0.85"; a last digit of 5 rounds up), without core's float
+    /// formatting.
+    pub fn two_decimals(self) -> String {
+        let hundredths = (self.0 + 5) / 10;
+        format!("{}.{:02}", hundredths / 100, hundredths % 100)
+    }
+
     /// As a whole percent.
     pub fn percent(self) -> u16 {
         (self.0 + 5) / 10

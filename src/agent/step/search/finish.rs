@@ -132,7 +132,7 @@ fn grades_text(state: &SessionState, run: &SearchRun) -> String {
         .map(|(r, g)| {
             let confidence = g
                 .confidence
-                .map(|c| format!(", confidence {:.2}", c.get()))
+                .map(|c| format!(", confidence {}", c.two_decimals()))
                 .unwrap_or_default();
             let cite = numbers
                 .iter()
