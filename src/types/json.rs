@@ -452,11 +452,13 @@ fn items(value: Value) -> Result<Vec<Value>, Error> {
 
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(value: Value) -> Result<Self, Error> {
-        items(value)?
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| T::from_json(item).map_err(|e| e.in_item(i)))
-            .collect()
+        // A plain loop: `collect` into a `Result` compiles its adapter machinery per type.
+        let items = items(value)?;
+        let mut decoded = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            decoded.push(T::from_json(item).map_err(|e| e.in_item(i))?);
+        }
+        Ok(decoded)
     }
 }
 
@@ -523,13 +525,13 @@ impl JsonKey for String {
 
 impl<K: JsonKey + Ord, T: FromJson> FromJson for BTreeMap<K, T> {
     fn from_json(value: Value) -> Result<Self, Error> {
-        entries(value)?
-            .into_iter()
-            .map(|(k, v)| match T::from_json(v) {
-                Ok(v) => Ok((K::from_key(k.clone()).map_err(|e| e.in_field(&k))?, v)),
-                Err(e) => Err(e.in_field(&k)),
-            })
-            .collect()
+        let mut decoded = BTreeMap::new();
+        for (k, v) in entries(value)? {
+            let v = T::from_json(v).map_err(|e| e.in_field(&k))?;
+            let key = K::from_key(k.clone()).map_err(|e| e.in_field(&k))?;
+            decoded.insert(key, v);
+        }
+        Ok(decoded)
     }
 }
 
