@@ -98,7 +98,7 @@ pub fn request_id(text: &str) -> Value {
         #[serde(default)]
         id: Value,
     }
-    serde_json::from_str::<IdOnly>(&replace_lone_surrogates(text))
+    crate::types::json::decode::<IdOnly>(&replace_lone_surrogates(text))
         .map(|r| r.id)
         .unwrap_or(Value::Null)
 }
@@ -107,7 +107,7 @@ impl Request {
     /// Parses a request from JSON text, naming what is missing or unknown; the session key
     /// is checked here, once. A lone surrogate in a string becomes U+FFFD.
     pub fn parse(text: &str) -> Result<Self, ApiError> {
-        let raw: RawRequest = serde_json::from_str(&replace_lone_surrogates(text))
+        let raw: RawRequest = crate::types::json::decode(&replace_lone_surrogates(text))
             .map_err(|e| ApiError::bad_request(format!("Unreadable request: {e}")))?;
         let kind = raw.kind.as_str();
         let missing = |field: &str| {

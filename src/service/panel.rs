@@ -32,7 +32,7 @@ pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelR
     let tab = sender_tab
         .and_then(|t| u64::try_from(t).ok())
         .ok_or_else(|| forbidden("the panel is not in a tab"))?;
-    let raw: Raw = serde_json::from_str(&crate::protocol::replace_lone_surrogates(text))
+    let raw: Raw = crate::types::json::decode(&crate::protocol::replace_lone_surrogates(text))
         .map_err(|e| ApiError::bad_request(format!("Unreadable request: {e}")))?;
     let command = PanelCommand::parse(&raw.kind).ok_or_else(|| {
         forbidden(&format!(

@@ -26,8 +26,8 @@ pub fn to_current(mut value: Value, version: u32) -> Result<SessionState, StateE
     for step in &STEPS[(version - 1) as usize..] {
         value = step(value).map_err(StateError::Corrupted)?;
     }
-    // Through text, so the decoder is the one already used for current records.
-    let mut state: SessionState = serde_json::from_str(&value.to_string())
+    // The decoder of current records, on the migrated value.
+    let mut state = <SessionState as crate::types::json::FromJson>::from_json(value)
         .map_err(|e| StateError::Corrupted(format!("after migration: {e}")))?;
     v2_to_v3(&mut state);
     Ok(state)

@@ -77,7 +77,7 @@ pub(crate) fn check_version(text: &str) -> Result<u64, StateError> {
         version: Option<u64>,
     }
     let peek: VersionOnly =
-        serde_json::from_str(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+        crate::types::json::decode(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
     let version = peek
         .version
         .ok_or_else(|| StateError::Corrupted("no version".into()))?;
@@ -94,7 +94,7 @@ pub(crate) fn check_version(text: &str) -> Result<u64, StateError> {
 pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
     check_version(text)?;
     let head: Head<SessionState> =
-        serde_json::from_str(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+        crate::types::json::decode(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
     if head.entries > MAX_ENTRIES {
         return Err(StateError::Corrupted(format!(
             "it lists {} trajectory entries, more than a run can have ({MAX_ENTRIES})",
@@ -117,7 +117,9 @@ fn legacy_version(text: &str) -> Option<u32> {
     struct VersionOnly {
         version: Option<u64>,
     }
-    let version = serde_json::from_str::<VersionOnly>(text).ok()?.version?;
+    let version = crate::types::json::decode::<VersionOnly>(text)
+        .ok()?
+        .version?;
     // Version 2 has the current layout (a head plus entries): decode_head upgrades it.
     (version == 1).then_some(1)
 }
@@ -195,16 +197,15 @@ pub async fn load_with_head(
             page.text = text;
         }
     }
-    state.trajectory = values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let v =
-                v.ok_or_else(|| StateError::Corrupted(format!("trajectory entry {i} is missing")))?;
-            serde_json::from_str::<Entry>(&v)
-                .map_err(|e| StateError::Corrupted(format!("trajectory entry {i}: {e}")))
-        })
-        .collect::<Result<_, _>>()?;
+    let mut trajectory = Vec::with_capacity(values.len());
+    for (i, v) in values.into_iter().enumerate() {
+        let v =
+            v.ok_or_else(|| StateError::Corrupted(format!("trajectory entry {i} is missing")))?;
+        let entry = crate::types::json::decode::<Entry>(&v)
+            .map_err(|e| StateError::Corrupted(format!("trajectory entry {i}: {e}")))?;
+        trajectory.push(entry);
+    }
+    state.trajectory = trajectory;
     state.saved = Saved {
         run_id: run,
         entries,

@@ -160,7 +160,7 @@ pub async fn list_archived(store: &dyn StateStore) -> Result<Vec<ArchiveSummary>
         .zip(values)
         .filter_map(|(key, value)| {
             let text = value?;
-            match serde_json::from_str::<SummaryOnly>(&text) {
+            match crate::types::json::decode::<SummaryOnly>(&text) {
                 Ok(s) if s.summary.id == *key => Some(s.summary),
                 Ok(_) => {
                     crate::ports::log(&format!(
@@ -199,7 +199,7 @@ pub async fn load_archived(
     };
     check_version(&text)?;
     let record: Record<SessionState> =
-        serde_json::from_str(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+        crate::types::json::decode(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
     if record.summary.id != id {
         return Err(StateError::Corrupted(format!(
             "record of {} stored under {id}",
@@ -232,7 +232,7 @@ pub async fn drop_oldest_archived(store: &dyn StateStore) -> Result<bool, StoreE
         .zip(values)
         .map(|(key, value)| {
             let updated = value
-                .and_then(|t| serde_json::from_str::<SummaryOnly>(&t).ok())
+                .and_then(|t| crate::types::json::decode::<SummaryOnly>(&t).ok())
                 .map_or(0, |s| s.summary.updated_at);
             (updated, archive_order(&key), key)
         })
