@@ -94,10 +94,7 @@ pub fn tool_failure(call: &ToolCall, err: &ToolError) -> Option<Failure> {
     if err.kind == ToolErrorKind::Interrupted {
         return None;
     }
-    let error_type = serde_json::to_value(err.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let error_type = err.kind.name().to_string();
     Some(Failure {
         call: call.clone(),
         error_type,

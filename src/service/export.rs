@@ -83,7 +83,10 @@ impl Service {
         }
         let doc = TrajectoryDoc::of(&state, self.ports.clock.now_ms());
         // Through a Value, whose maps sort their keys: the document reads in a stable order.
-        let text = serde_json::to_value(&doc)
+        // (Written compactly first, by the encoder every other message uses, then parsed:
+        // `to_value` would compile a second encoder for every type in the document.)
+        let text = serde_json::to_string(&doc)
+            .and_then(|compact| serde_json::from_str::<serde_json::Value>(&compact))
             .and_then(|v| serde_json::to_string_pretty(&v))
             .unwrap_or_default();
         Ok(ExportReply {
