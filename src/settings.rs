@@ -47,7 +47,9 @@ const _: () = assert!(MAX_PRICE == 10_000.0, "update the price error message");
 
 /// The user's prices for a provider's model, US$ per million tokens (`None`: not set).
 /// Input and output are set together; they then win over the built-in price table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default, crate::types::json::ToJson,
+)]
 #[serde(default)]
 pub struct UserPrices {
     /// Prompt tokens.
@@ -89,7 +91,7 @@ impl UserPrices {
 
 /// One provider's connection fields, remembered so that switching providers back and forth
 /// in Options loses nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, Default, crate::types::json::ToJson)]
 #[serde(default)]
 pub struct Profile {
     /// Base URL.
@@ -145,7 +147,7 @@ impl WebSearch {
 }
 
 /// The settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 #[serde(default)]
 pub struct Settings {
     /// Schema version.
@@ -566,7 +568,7 @@ impl Settings {
         store
             .set(vec![(
                 SETTINGS_KEY.into(),
-                serde_json::to_string(self).unwrap_or_default(),
+                crate::types::json::to_string(self),
             )])
             .await
     }

@@ -27,7 +27,15 @@ use crate::types::{ChatMessage, ErrorInfo, JsonSchemaFormat, PageInfo, Role, Too
 pub use crate::state::{StopReason, ToolOutcome};
 
 /// What a phase produced. Deliberately without token or cost figures.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, crate::types::json::FromJson)]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    crate::types::json::FromJson,
+    crate::types::json::ToJson,
+)]
 pub struct PhaseResult {
     /// The model's last text (empty for tool-only phases and phases that made no call).
     pub final_text: String,

@@ -52,7 +52,7 @@ impl Availability {
 }
 
 /// One entry of `initialPrompts`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
 pub struct PromptMessage {
     /// `system` (first only), `user` or `assistant`.
     pub role: &'static str,
@@ -61,7 +61,7 @@ pub struct PromptMessage {
 }
 
 /// What to pass to `LanguageModel.create` and `session.prompt`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::types::json::ToJson)]
 pub struct PromptPlan {
     /// The conversation before the prompt (`create({initialPrompts})`).
     pub initial_prompts: Vec<PromptMessage>,

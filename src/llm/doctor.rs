@@ -16,7 +16,7 @@ use super::{LlmError, LlmErrorKind};
 const OLLAMA_PORT: &str = ":11434";
 
 /// What `err` is about, when the run or the connection test fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Problem {
     /// Ollama refused the extension's origin (HTTP 403, `OLLAMA_ORIGINS`).
@@ -46,7 +46,7 @@ pub enum Problem {
 }
 
 /// A failure explained: the problem, one line to show, and the steps that fix it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
 pub struct Diagnosis {
     /// What kind of problem it is.
     pub problem: Problem,

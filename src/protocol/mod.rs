@@ -452,7 +452,9 @@ crate::types::names::named_enum!(ApiErrorKind {
 impl ApiErrorKind {}
 
 /// A failed request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error, crate::types::json::ToJson,
+)]
 #[error("{message}")]
 pub struct ApiError {
     /// The kind.

@@ -46,7 +46,7 @@ pub struct PanelRequest {
 }
 
 /// `follow_up`: how the conversation was brought up.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
 pub struct FollowUpReply {
     /// `"popup"`, `"window"` (the popup page in a window of its own) or `"side_panel"`.
     pub opened: String,

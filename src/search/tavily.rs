@@ -17,7 +17,7 @@ const PROVIDER: SearchProvider = SearchProvider::Tavily;
 pub const DEFAULT_BASE: &str = "https://api.tavily.com";
 
 /// The request body.
-#[derive(Serialize)]
+#[derive(Serialize, crate::types::json::ToJson)]
 struct Body<'a> {
     query: &'a str,
     max_results: usize,
@@ -29,7 +29,7 @@ pub fn build_request(config: &SearchConfig, query: &str, limit: usize) -> HttpRe
         query,
         max_results: clamp_limit(limit),
     };
-    let body = serde_json::to_string(&body).unwrap_or_default();
+    let body = crate::types::json::to_string(&body);
     let headers = vec![(
         "authorization".into(),
         format!("Bearer {}", config.api_key.trim()),

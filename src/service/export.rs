@@ -11,7 +11,7 @@ use crate::state::trajectory::{Entry, ErrorInfo, Metrics};
 use crate::state::{RunStatus, SessionState, Turn};
 
 /// The exported document (`"kind": "knowledgelens.trajectory"`).
-#[derive(Serialize)]
+#[derive(Serialize, crate::types::json::ToJson)]
 struct TrajectoryDoc<'a> {
     kind: &'static str,
     version: u32,
@@ -34,7 +34,7 @@ struct TrajectoryDoc<'a> {
 }
 
 /// The page of the run, without its text.
-#[derive(Serialize)]
+#[derive(Serialize, crate::types::json::ToJson)]
 struct PageSummary<'a> {
     title: &'a str,
     url: &'a str,
@@ -85,8 +85,7 @@ impl Service {
         // Through a Value, whose maps sort their keys: the document reads in a stable order.
         // (Written compactly first, by the encoder every other message uses, then parsed:
         // `to_value` would compile a second encoder for every type in the document.)
-        let text = serde_json::to_string(&doc)
-            .and_then(|compact| serde_json::from_str::<serde_json::Value>(&compact))
+        let text = serde_json::from_str::<serde_json::Value>(&crate::types::json::to_string(&doc))
             .and_then(|v| serde_json::to_string_pretty(&v))
             .unwrap_or_default();
         Ok(ExportReply {

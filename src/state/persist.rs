@@ -48,7 +48,7 @@ pub const MAX_ENTRIES: usize = 10_000;
 
 /// The head record: the state without its trajectory and page text, which are stored once
 /// each under their own keys.
-#[derive(Serialize, FromJson)]
+#[derive(Serialize, FromJson, crate::types::json::ToJson)]
 struct Head<S> {
     version: u32,
     entries: usize,
@@ -134,7 +134,7 @@ pub fn encode_head(state: &mut SessionState) -> String {
         state: &*state,
     };
     // Serializing plain data structures to a String cannot fail.
-    let encoded = serde_json::to_string(&head).unwrap_or_default();
+    let encoded = crate::types::json::to_string(&head);
     state.trajectory = trajectory;
     if let (Some(page), Some(text)) = (state.page.as_mut(), text) {
         page.text = text;
@@ -252,7 +252,7 @@ pub fn plan_save(state: &mut SessionState) -> SavePlan {
     for (i, entry) in state.trajectory.iter().enumerate().skip(from) {
         items.push((
             entry_key(&session, run, i),
-            serde_json::to_string(entry).unwrap_or_default(),
+            crate::types::json::to_string(entry),
         ));
     }
     items.push((session_key(&session), encode_head(state)));

@@ -27,7 +27,7 @@ crate::types::names::named_enum!(SummaryStage {
 });
 
 /// Why the summary covers fewer sections than the page has.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Shortfall {
     /// The token budget allowed no more sections.
@@ -45,7 +45,7 @@ pub enum Shortfall {
 }
 
 /// One `summarize_page_content` call in progress.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct SummaryRun {
     /// The tool call it answers.
     pub call: ToolCall,

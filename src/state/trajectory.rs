@@ -11,7 +11,7 @@ pub use crate::types::ErrorInfo;
 use crate::types::ToolCall;
 
 /// One trajectory entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct Entry {
     /// The step it belongs to (1-based; 0 for entries before the first step).
     pub step: u32,
@@ -172,7 +172,7 @@ impl Entry {
 
 /// What a trajectory entry records (`{"thought": {"text": ...}}`: externally tagged, which
 /// decodes without buffering and keeps the wasm small).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Item {
     /// The model's reasoning in a Reason phase, recorded before every tool call (never
@@ -320,7 +320,7 @@ impl Item {
 }
 
 /// A search result as the trajectory keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct Hit {
     /// The title.
     pub title: String,
@@ -332,7 +332,7 @@ pub struct Hit {
 }
 
 /// A graded search result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct Graded {
     /// The result.
     pub hit: Hit,
@@ -356,7 +356,9 @@ impl Graded {
 }
 
 /// Counters of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson,
+)]
 pub struct Metrics {
     /// Steps begun.
     pub steps: u32,

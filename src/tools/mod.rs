@@ -175,7 +175,9 @@ crate::types::names::named_enum!(Risk {
 });
 
 /// How often a tool may be called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default, crate::types::json::ToJson,
+)]
 pub struct RateLimit {
     /// Calls per run (`None`: unlimited).
     pub per_run: Option<u32>,
@@ -184,7 +186,7 @@ pub struct RateLimit {
 }
 
 /// An example call shown to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct ToolExample {
     /// The arguments.
     pub input: Value,
@@ -194,7 +196,7 @@ pub struct ToolExample {
 
 /// Everything the registry and the model know about a tool. Serializes to JSON and parses
 /// back unchanged.
-#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct ToolDefinition {
     /// Name.
     pub name: String,

@@ -28,7 +28,7 @@ crate::types::names::named_enum!(Role {
 });
 
 /// One message of a chat request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct ChatMessage {
     /// The author.
     pub role: Role,
@@ -60,7 +60,7 @@ impl ChatMessage {
 }
 
 /// A tool the model may call.
-#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct ToolSpec {
     /// Tool name.
     pub name: String,
@@ -72,7 +72,7 @@ pub struct ToolSpec {
 }
 
 /// A tool call chosen by the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct ToolCall {
     /// Provider-assigned id (made up when the provider gives none).
     pub id: String,
@@ -83,7 +83,7 @@ pub struct ToolCall {
 }
 
 /// Ask the model for JSON matching a schema (where the provider supports it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct JsonSchemaFormat {
     /// Schema name.
     pub name: String,
@@ -110,7 +110,9 @@ pub struct ChatRequest {
 }
 
 /// Token counts of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson,
+)]
 pub struct Usage {
     /// Prompt tokens (cached ones included).
     pub input: u64,

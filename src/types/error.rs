@@ -195,8 +195,14 @@ impl FromJson for RunErrorKind {
 
 crate::types::json::deserialize_via_json!(RunErrorKind);
 
+impl crate::types::json::ToJson for RunErrorKind {
+    fn write_json(&self, out: &mut String) {
+        crate::types::json::write_str(out, self.name());
+    }
+}
+
 /// An error as the UI and the export show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct ErrorInfo {
     /// Machine-readable kind (`network`, `auth`, `rate_limited`, `empty_reply`, ...).
     pub kind: RunErrorKind,

@@ -8,7 +8,9 @@ use crate::types::error::ErrorInfo;
 use crate::types::source::Source;
 
 /// Token usage as the UI sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson,
+)]
 pub struct UsageView {
     /// Prompt tokens so far.
     pub input: u64,
@@ -27,7 +29,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// A finite number (never NaN or infinite), so that it compares as `Eq`: prices, costs
 /// and shares on the wire, as a plain JSON number.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, crate::types::json::ToJson)]
 #[serde(transparent)]
 pub struct Finite(f64);
 
@@ -57,7 +59,7 @@ crate::types::json::deserialize_via_json!(Finite);
 /// One trajectory entry as the UI lists it: in `SessionView.steps` and in `step_item`
 /// events. Long texts are cut to [`StepView::MAX_CHARS`] characters; their full length is
 /// kept beside them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct StepView {
     /// Position in the run's trajectory (0-based): unique per run, so a list built from a
     /// snapshot and later `step_item` events has no duplicates.
@@ -89,7 +91,7 @@ pub struct StepView {
 }
 
 /// A graded web search result, as the Steps view shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct GradeView {
     /// The result's title.
     pub title: String,
@@ -116,7 +118,7 @@ impl StepView {
 }
 
 /// What happened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// A run began.
@@ -302,7 +304,7 @@ impl EventKind {
 }
 
 /// One event with the run's progress.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct AgentEvent {
     /// What happened.
     #[serde(flatten)]
@@ -325,7 +327,7 @@ pub struct AgentEvent {
 
 /// An event addressed to a session, as broadcast to the UI:
 /// `{"type": "event", "session": "tab:12", "event": {...}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct EventEnvelope {
     /// Always `"event"`.
     #[serde(rename = "type")]

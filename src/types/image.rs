@@ -12,7 +12,7 @@ use serde::Serialize;
 pub const MAX_IMAGE_SIDE: u32 = 1_568;
 
 /// One image of a chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct Image {
     /// `image/png`.
     pub mime_type: String,

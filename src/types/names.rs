@@ -86,6 +86,18 @@ macro_rules! named_enum {
             }
         }
 
+        impl $crate::types::json::ToJson for $ty {
+            fn write_json(&self, out: &mut String) {
+                $crate::types::json::write_str(out, self.name());
+            }
+        }
+
+        impl $crate::types::json::ToJsonKey for $ty {
+            fn json_key(&self) -> &str {
+                self.name()
+            }
+        }
+
         impl $crate::types::json::JsonKey for $ty {
             fn from_key(key: String) -> Result<Self, $crate::types::json::Error> {
                 $crate::types::json::named(serde_json::Value::String(key))

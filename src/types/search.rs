@@ -5,7 +5,7 @@ use crate::types::json::FromJson;
 use serde::Serialize;
 
 /// One web search hit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct SearchResult {
     /// The page title (plain text).
     pub title: String,
@@ -51,7 +51,9 @@ impl SearchErrorKind {}
 
 /// A failed search: the kind, a message for the user that says what to do, and what the
 /// server said.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error, crate::types::json::ToJson,
+)]
 #[error("{message}")]
 pub struct SearchError {
     /// What went wrong.
@@ -245,3 +247,9 @@ impl FromJson for Confidence {
 }
 
 crate::types::json::deserialize_via_json!(Confidence);
+
+impl crate::types::json::ToJson for Confidence {
+    fn write_json(&self, out: &mut String) {
+        self.get().write_json(out);
+    }
+}

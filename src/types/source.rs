@@ -20,7 +20,7 @@ crate::types::names::named_enum!(SourceKind {
 });
 
 /// A source an answer cites.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct Source {
     /// What the answer cites: `p1` for a page passage, `1` for a web result.
     pub id: String,

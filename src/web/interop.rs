@@ -3,7 +3,6 @@
 //! a plain `{name, message}` error.
 
 use js_sys::{Function, Promise, Reflect};
-use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -117,9 +116,8 @@ pub async fn call(target: &JsValue, method: &str, args: &[JsValue]) -> Result<Js
 /// A Rust value as a plain JS object, through one JSON string (objects, not `Map`s:
 /// `chrome.storage` and `postMessage` need plain data; and one `JSON.parse` is faster and
 /// far smaller in wasm than converting field by field).
-pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| JsError::new("SerializationError", e.to_string()))?;
+pub fn to_js<T: crate::types::json::ToJson + ?Sized>(value: &T) -> Result<JsValue, JsError> {
+    let text = crate::types::json::to_string(value);
     Ok(js_sys::JSON::parse(&text)?)
 }
 

@@ -23,7 +23,7 @@ pub fn archive_key(session: &str, n: u32) -> String {
 }
 
 /// An archived conversation as `history` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
 pub struct ArchiveSummary {
     /// `conv:<session>:<n>`.
     pub id: String,
@@ -38,7 +38,7 @@ pub struct ArchiveSummary {
 }
 
 /// The stored record: the summary, readable on its own, and the state.
-#[derive(Serialize, FromJson)]
+#[derive(Serialize, FromJson, crate::types::json::ToJson)]
 struct Record<S> {
     version: u32,
     #[serde(flatten)]
@@ -121,7 +121,7 @@ pub async fn archive_conversation(
         state: &kept,
     };
     // Plain data with string keys: serializing cannot fail.
-    let text = serde_json::to_string(&record).unwrap_or_default();
+    let text = crate::types::json::to_string(&record);
     let mut rounds = 0;
     loop {
         match store.set(vec![(summary.id.clone(), text.clone())]).await {
