@@ -186,7 +186,7 @@ const serdeIn = Object.fromEntries(ORDER.map((k) => [k, 0]));
 for (const { name, size } of kept) {
   const key = classify(name);
   areas[key] += size;
-  if (/serde|FromJson/.test(name) && key !== 'serde_json') serdeIn[key] += size;
+  if (/serde|FromJson|ToJson/.test(name) && key !== 'serde_json') serdeIn[key] += size;
 }
 areas.data -= templateBytes;
 areas.templates += templateBytes;
@@ -220,11 +220,11 @@ const lines = [
   ...ORDER.map((k) => `${LABELS[k].padEnd(50)} ${n(areas[k]).padStart(9)} ${pct(areas[k], keptBytes).padStart(6)} ${n(serdeIn[k]).padStart(11)} ${n(gzEstimate[k]).padStart(9)}`),
   `${'total'.padEnd(50)} ${n(keptBytes).padStart(9)} ${'100%'.padStart(6)} ${n(Object.values(serdeIn).reduce((s, x) => s + x, 0)).padStart(11)} ${n(shippedGz).padStart(9)}`,
   '',
-  '"serde in it": bytes of functions in the area whose names mention serde or FromJson (decoders',
-  'and encoders generated for the area\'s types). "gzip est.": the shipped gzip -9 size split in proportion to each area\'s',
-  'bytes gzipped on their own. Templates: src/agent/{prompts,template} plus the .tpl text found in',
-  `the data (${n(templateBytes)} bytes). "serde, serde_json": serde_json's decoder and encoder, mostly`,
-  'monomorphised once per type of ours, but their names do not say which.',
+  '"serde in it": bytes of functions in the area whose names mention serde, FromJson or ToJson',
+  '(the decoders and encoders of the area\'s types). "gzip est.": the shipped gzip -9 size split in',
+  'proportion to each area\'s bytes gzipped on their own. Templates: src/agent/{prompts,template}',
+  `plus the .tpl text found in the data (${n(templateBytes)} bytes). "serde, serde_json": serde_json's`,
+  'Value parser and writer (the typed JSON code is types::json\'s, counted in the areas above).',
   '',
   'Dominator tree, top (twiggy dominators -d 3 -r 25):',
   run(['dominators', '-d', '3', '-r', '25', named]).trimEnd(),
