@@ -15,6 +15,12 @@ fn seven() -> u32 {
     7
 }
 
+/// A `deserialize_with` function: the string, upper-cased.
+fn loud<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let text: String = serde::Deserialize::deserialize(deserializer)?;
+    Ok(text.to_uppercase())
+}
+
 /// The declarations, twice: in `by_serde` with serde's `Deserialize` and `Serialize`, in
 /// `by_json` with `FromJson` and `ToJson`.
 macro_rules! twins {
@@ -46,9 +52,12 @@ twins! {
 
     #[serde(deny_unknown_fields)]
     pub struct Strict {
+        #[serde(alias = "note")]
         pub name: String,
         #[serde(default = "seven")]
         pub count: u32,
+        #[serde(default, deserialize_with = "loud")]
+        pub flag: String,
     }
 
     pub struct Outer {
@@ -279,6 +288,7 @@ fn valid_documents() -> Vec<Value> {
         json!(5),
         json!("text"),
         json!({"name": "a", "type": "t", "count": 1}),
+        json!({"note": "a", "flag": "quiet"}),
         json!({}),
         json!({"count": 1, "state": "s"}),
         json!({"external": {"record": {"name": "a"}}, "internal": [{"type": "unit"}],
@@ -312,7 +322,7 @@ fn errors_say_where_and_what() {
     let err = decode::<by_json::Strict>(r#"{"name": "a", "extra": 1}"#).expect_err("unknown field");
     assert_eq!(
         err.to_string(),
-        "unknown field `extra`, expected `name` or `count`"
+        "unknown field `extra`, expected one of `name`, `note`, `count`, `flag`"
     );
     let err = decode::<by_json::External>(r#""nothing""#).expect_err("unknown variant");
     assert_eq!(

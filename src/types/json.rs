@@ -1,4 +1,5 @@
-//! Decoding typed values from a parsed JSON [`Value`], without serde's per-type decoders.
+//! The crate's JSON codec: typed values from a parsed JSON [`Value`] ([`FromJson`]) and
+//! typed values written as JSON text ([`ToJson`]), without serde's per-type code.
 //!
 //! serde's derived `Deserialize` writes, for every type, a visitor per format (fields by
 //! name, by index and as bytes, a sequence form, each `Option` and `Vec` of each type), and
@@ -6,15 +7,18 @@
 //! state, the requests and the settings that was about 80 KB of the gzipped wasm. A type
 //! that derives [`FromJson`] (`knowledgelens_derive`) instead takes its fields out of a
 //! parsed [`Value`] one call each: the text is parsed once by the one parser the wasm has,
-//! and each type's decoder is a short list of [`Fields::take`] calls.
+//! and each type's decoder is a short list of [`Fields::take`] calls. [`ToJson`] is the
+//! same on the way out: one small writer per type ([`Obj`], [`Arr`], [`write_str`]) instead
+//! of serde's `Serialize` through serde_json's encoder.
 //!
-//! The derive reads the type's `#[serde(...)]` attributes as serde does (it parses them with
-//! `serde_derive_internals`, serde's own parser), so names, `rename_all`, `default`, `skip`,
-//! `flatten`, `deny_unknown_fields` and the enum representations (external, internal and
-//! adjacent tags, untagged) mean what they mean to the derived `Serialize` beside it. The
-//! derive also writes a `serde::Deserialize` that goes through [`Value`], so these types
-//! still decode anywhere serde is used. `tests/json.rs` decodes arbitrary JSON with both
-//! serde's derive and this one for the same declarations and requires the same outcome.
+//! The derives read the type's `#[serde(...)]` attributes as serde does (they parse them
+//! with `serde_derive_internals`, serde's own parser), so names, `rename_all`, `default`,
+//! `skip`, `skip_serializing_if`, `flatten`, `deny_unknown_fields`, aliases and the enum
+//! representations (external, internal and adjacent tags, untagged) mean what they mean to
+//! serde. `FromJson` also writes a `serde::Deserialize` that goes through [`Value`], so
+//! these types still decode anywhere serde is used. `tests/json.rs` decodes and writes
+//! arbitrary JSON with both serde's derives and these for the same declarations, and
+//! writes the crate's own values both ways, and requires the same outcome.
 //!
 //! The errors name where the problem is (`trajectory.thought.text: invalid type: ...`);
 //! they cannot give a line and column, which a parse error of the text still does.
@@ -488,7 +492,7 @@ impl<T: FromJson, S: std::hash::BuildHasher + Default> FromJson for HashMap<Stri
     }
 }
 
-/// A unit enum written as its name ([`crate::types::names::named_enum!`]).
+/// A unit enum written as its name (`types::names::named_enum!`).
 pub fn named<T: super::names::Named>(value: Value) -> Result<T, Error> {
     match value {
         Value::String(name) => {
