@@ -3,7 +3,6 @@
 //! trusted contexts only). The API keys (the model's and the search provider's) never enter
 //! session state, events or exports.
 
-use crate::types::json::FromJson;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -16,6 +15,7 @@ use crate::ports::{StateStore, StoreError};
 use crate::search::{SearchConfig, SearchProvider};
 use crate::state::config::{PriceSource, ReadingLevel, RunConfig, RunPrices};
 use crate::types::events::Finite;
+use crate::types::json::{FromJson, ToJson};
 
 /// Storage key of the settings record.
 pub const SETTINGS_KEY: &str = "settings";
@@ -47,9 +47,7 @@ const _: () = assert!(MAX_PRICE == 10_000.0, "update the price error message");
 
 /// The user's prices for a provider's model, US$ per million tokens (`None`: not set).
 /// Input and output are set together; they then win over the built-in price table.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default, crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default, ToJson)]
 #[serde(default)]
 pub struct UserPrices {
     /// Prompt tokens.
@@ -91,7 +89,7 @@ impl UserPrices {
 
 /// One provider's connection fields, remembered so that switching providers back and forth
 /// in Options loses nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, Default, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, Default, ToJson)]
 #[serde(default)]
 pub struct Profile {
     /// Base URL.
@@ -147,7 +145,7 @@ impl WebSearch {
 }
 
 /// The settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 #[serde(default)]
 pub struct Settings {
     /// Schema version.

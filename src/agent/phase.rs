@@ -22,20 +22,13 @@ use crate::state::config::RunConfig;
 use crate::state::{self, Next, PhaseOutcome, PhaseRun, RunStatus, SessionState, StateError};
 use crate::tools::ToolBox;
 use crate::types::events::EventEnvelope;
+use crate::types::json::{FromJson, ToJson};
 use crate::types::{ChatMessage, ErrorInfo, JsonSchemaFormat, PageInfo, Role, ToolCall, Usage};
 
 pub use crate::state::{StopReason, ToolOutcome};
 
 /// What a phase produced. Deliberately without token or cost figures.
-#[derive(
-    Debug,
-    Clone,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    crate::types::json::FromJson,
-    crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, FromJson, ToJson)]
 pub struct PhaseResult {
     /// The model's last text (empty for tool-only phases and phases that made no call).
     pub final_text: String,

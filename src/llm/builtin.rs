@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::{
     ChatMessage, ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolSpec, Usage,
 };
+use crate::types::json::ToJson;
 
 /// What `LanguageModel.availability()` reports, or that there is no Prompt API at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +53,7 @@ impl Availability {
 }
 
 /// One entry of `initialPrompts`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct PromptMessage {
     /// `system` (first only), `user` or `assistant`.
     pub role: &'static str,
@@ -61,7 +62,7 @@ pub struct PromptMessage {
 }
 
 /// What to pass to `LanguageModel.create` and `session.prompt`.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToJson)]
 pub struct PromptPlan {
     /// The conversation before the prompt (`create({initialPrompts})`).
     pub initial_prompts: Vec<PromptMessage>,

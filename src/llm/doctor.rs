@@ -7,6 +7,7 @@
 //! (host permission, model list, extension origin) are passed in.
 
 use super::builtin::Availability;
+use crate::types::json::ToJson;
 use serde::Serialize;
 
 use super::provider::{Provider, ProviderConfig};
@@ -16,7 +17,7 @@ use super::{LlmError, LlmErrorKind};
 const OLLAMA_PORT: &str = ":11434";
 
 /// What `err` is about, when the run or the connection test fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Problem {
     /// Ollama refused the extension's origin (HTTP 403, `OLLAMA_ORIGINS`).
@@ -46,7 +47,7 @@ pub enum Problem {
 }
 
 /// A failure explained: the problem, one line to show, and the steps that fix it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct Diagnosis {
     /// What kind of problem it is.
     pub problem: Problem,

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::types::json::{FromJson, ToJson};
+
 /// A provider's wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -146,16 +148,7 @@ pub fn reads_images(_provider: Provider, model: &str) -> bool {
 /// What a provider (and model) supports. The engine adapts: without native tools, tools
 /// are described in the prompt and calls are read from the text; without constrained
 /// output, control blocks are parsed from prose.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    crate::types::json::FromJson,
-    crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Capabilities {
     /// Tool definitions in the request and structured tool calls in the reply.
     pub native_tools: bool,

@@ -10,11 +10,11 @@ mod session;
 mod surrogates;
 pub mod view;
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::settings::Settings;
+use crate::types::json::{FromJson, ToJson};
 pub use crate::types::page::{
     MAX_CONTEXT_CHARS, MAX_LOCATE_CHARS, MAX_PAGE_CHARS, MAX_SELECTION_CHARS, PAGE_READ_TIMEOUT_MS,
 };
@@ -452,9 +452,7 @@ crate::types::names::named_enum!(ApiErrorKind {
 impl ApiErrorKind {}
 
 /// A failed request.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error, crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error, ToJson)]
 #[error("{message}")]
 pub struct ApiError {
     /// The kind.

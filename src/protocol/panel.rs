@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::SessionKey;
+use crate::types::json::ToJson;
 
 /// What the panel may ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +47,7 @@ pub struct PanelRequest {
 }
 
 /// `follow_up`: how the conversation was brought up.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct FollowUpReply {
     /// `"popup"`, `"window"` (the popup page in a window of its own) or `"side_panel"`.
     pub opened: String,

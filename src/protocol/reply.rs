@@ -9,31 +9,32 @@ use crate::llm::doctor::Diagnosis;
 use crate::llm::provider::{Capabilities, Provider};
 use crate::settings::{Settings, WebSearch};
 use crate::state::ArchiveSummary;
+use crate::types::json::ToJson;
 use crate::types::SearchError;
 
 /// `stop`: whether a run of this worker was told to stop.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct StopReply {
     /// A run was going on and will stop.
     pub stopping: bool,
 }
 
 /// `ack_input`: whether the acknowledgement reached the question it names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct AckReply {
     /// The id named the question the run is waiting on.
     pub acknowledged: bool,
 }
 
 /// `answer_input`: the answer was handed to the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct AnswerReply {
     /// Always true (a refused answer is an error).
     pub accepted: bool,
 }
 
 /// `export`: the trajectory document, ready to download.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct ExportReply {
     /// A file name for the download.
     pub filename: String,
@@ -43,7 +44,7 @@ pub struct ExportReply {
 
 /// `get_settings` and `save_settings`: the settings, whether any were saved, and why a saved
 /// record was not used (`get_settings`) or why the API keys were left out (`save_settings`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct SettingsReply {
     /// The settings in effect (the defaults when none are saved or usable).
     #[serde(flatten)]
@@ -56,7 +57,7 @@ pub struct SettingsReply {
 }
 
 /// `test_connection`: the model answered, or the doctor says why not.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 #[serde(untagged)]
 pub enum ConnectionReply {
     /// The model answered.
@@ -66,7 +67,7 @@ pub enum ConnectionReply {
 }
 
 /// A working connection (`ok: true`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct Connected {
     /// Always true.
     pub ok: bool,
@@ -83,7 +84,7 @@ pub struct Connected {
 }
 
 /// A failed connection (`ok: false`) and what to do about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct ConnectionFailed {
     /// Always false.
     pub ok: bool,
@@ -94,7 +95,7 @@ pub struct ConnectionFailed {
 }
 
 /// `list_models`: the models the provider offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct ModelsReply {
     /// The model names (empty when the provider cannot say).
     pub models: Vec<String>,
@@ -106,7 +107,7 @@ pub struct ModelsReply {
 }
 
 /// `test_search`: the search worked, or why not.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 #[serde(untagged)]
 pub enum SearchCheckReply {
     /// The provider answered.
@@ -116,7 +117,7 @@ pub enum SearchCheckReply {
 }
 
 /// A working search (`ok: true`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct SearchFound {
     /// Always true.
     pub ok: bool,
@@ -133,7 +134,7 @@ pub struct SearchFound {
 }
 
 /// A failed search (`ok: false`): the error says what happened and what to do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct SearchCheckFailed {
     /// Always false.
     pub ok: bool,
@@ -144,7 +145,7 @@ pub struct SearchCheckFailed {
 }
 
 /// `search_offer`: web search as it is now that the offer is answered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct SearchOfferReply {
     /// The setting "Search provider" (`wikipedia` after "Turn on").
     pub search_provider: WebSearch,
@@ -153,7 +154,7 @@ pub struct SearchOfferReply {
 }
 
 /// `history`: the archived conversations of every tab, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct HistoryReply {
     /// At most [`HistoryReply::MAX`] of them.
     pub conversations: Vec<ArchiveSummary>,
@@ -165,7 +166,7 @@ impl HistoryReply {
 }
 
 /// `clear_history`: how many archived conversations were deleted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct ClearedReply {
     /// Conversations deleted.
     pub cleared: u32,
@@ -173,14 +174,14 @@ pub struct ClearedReply {
 
 /// `locate_passage`: whether the passage was found on the page (it was then scrolled into
 /// view and highlighted).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct LocateReply {
     /// The passage's beginning is on the page.
     pub found: bool,
 }
 
 /// The data of a successful reply: one variant per reply type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 #[serde(untagged)]
 pub enum Response {
     /// `snapshot`, `ask`, `new_conversation`, `open_conversation`.
@@ -242,7 +243,7 @@ response_from! {
 }
 
 /// The reply to one request: `{id, ok: true, data}` or `{id, ok: false, error}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 pub struct Envelope {
     /// The request's id, echoed.
     pub id: Value,

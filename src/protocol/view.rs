@@ -2,7 +2,6 @@
 //! [`SessionState`], stamped with the `(rev, seq)` it reflects so the UI can order it against
 //! the events it receives.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
 use crate::state::config::PriceSource;
@@ -12,9 +11,10 @@ use crate::state::trajectory::ErrorInfo;
 use crate::state::{Next, RunStatus, SessionState, Turn};
 pub use crate::types::events::StepView;
 use crate::types::events::{Finite, UsageView};
+use crate::types::json::{FromJson, ToJson};
 
 /// The page as the UI sees it (without its text).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct PageView {
     /// Title.
     pub title: String,
@@ -25,7 +25,7 @@ pub struct PageView {
 }
 
 /// What the run's tokens cost so far: an estimate from the prices it was started with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct CostView {
     /// US dollars.
     pub usd: Finite,
@@ -34,7 +34,7 @@ pub struct CostView {
 }
 
 /// What the popup renders for a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct SessionView {
     /// Session key.
     pub session: String,
@@ -117,7 +117,7 @@ pub struct SessionView {
 }
 
 /// A question from the run to the user, as the popup shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct PendingInputView {
     /// Send it back with the acknowledgement and the answer.
     pub request_id: String,

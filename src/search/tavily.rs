@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::{clamp_limit, json_object, result, results_of, status_error, str_at};
 use super::{SearchConfig, SearchProvider};
 use crate::ports::HttpRequest;
+use crate::types::json::ToJson;
 use crate::types::{SearchError, SearchResult};
 
 const PROVIDER: SearchProvider = SearchProvider::Tavily;
@@ -17,7 +18,7 @@ const PROVIDER: SearchProvider = SearchProvider::Tavily;
 pub const DEFAULT_BASE: &str = "https://api.tavily.com";
 
 /// The request body.
-#[derive(Serialize, crate::types::json::ToJson)]
+#[derive(Serialize, ToJson)]
 struct Body<'a> {
     query: &'a str,
     max_results: usize,

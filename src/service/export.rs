@@ -9,9 +9,10 @@ use crate::protocol::{ApiError, ApiErrorKind, SessionKey};
 use crate::state::config::RunConfig;
 use crate::state::trajectory::{Entry, ErrorInfo, Metrics};
 use crate::state::{RunStatus, SessionState, Turn};
+use crate::types::json::ToJson;
 
 /// The exported document (`"kind": "knowledgelens.trajectory"`).
-#[derive(Serialize, crate::types::json::ToJson)]
+#[derive(Serialize, ToJson)]
 struct TrajectoryDoc<'a> {
     kind: &'static str,
     version: u32,
@@ -34,7 +35,7 @@ struct TrajectoryDoc<'a> {
 }
 
 /// The page of the run, without its text.
-#[derive(Serialize, crate::types::json::ToJson)]
+#[derive(Serialize, ToJson)]
 struct PageSummary<'a> {
     title: &'a str,
     url: &'a str,

@@ -4,7 +4,6 @@
 //! [`Service::handle_panel`] answers what passed. Pure: the sender's tab id comes in as a
 //! value (the web layer reads it from the Port's sender).
 
-use crate::types::json::FromJson;
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -12,6 +11,7 @@ use serde_json::Value;
 use super::{RunFuture, Service};
 use crate::protocol::panel::{FollowUpReply, PanelCommand, PanelRequest};
 use crate::protocol::{request_id, ApiError, ApiErrorKind, Envelope, Response, SessionKey};
+use crate::types::json::FromJson;
 
 fn forbidden(why: &str) -> ApiError {
     ApiError::new(ApiErrorKind::Forbidden, format!("Request refused: {why}."))

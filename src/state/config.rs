@@ -1,10 +1,10 @@
 //! The bounds and budget of one run. A snapshot is stored with the run, so a resumed run
 //! keeps the settings it started with.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
 use crate::tools::Risk;
+use crate::types::json::{FromJson, ToJson};
 use crate::types::Usage;
 
 /// The "Compact at" default (percent of the context window).
@@ -22,7 +22,7 @@ pub const MAX_INPUT_WAIT_MS: u64 = 86_400_000;
 pub const MIN_INPUT_ANSWER_TIMEOUT_MS: u64 = 60_000;
 
 /// Bounds, budget and pacing of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, FromJson, ToJson)]
 #[serde(default)]
 pub struct RunConfig {
     /// Most Reason -> Act -> Observe steps (default 5).
@@ -175,7 +175,7 @@ crate::types::names::named_enum!(PriceSource {
 });
 
 /// The prices a run was started with (stored with the run's settings snapshot).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, FromJson, ToJson)]
 pub struct RunPrices {
     /// Prompt tokens (US$ per million).
     pub input: f64,

@@ -2,18 +2,18 @@
 //! actions, and how often each kind of error happened. Persisted with the session, bounded,
 //! and read back when a failed action is retried. Pure data: no browser access.
 
-use crate::types::json::FromJson;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::types::json::{FromJson, ToJson};
 use crate::types::ToolCall;
 
 /// Most reflections kept per session (the oldest go first).
 pub const MAX_REFLECTIONS: usize = 20;
 
 /// A failed action the run reflects on (the persisted argument of `Next::Reflect`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Failure {
     /// The call that failed.
     pub call: ToolCall,
@@ -25,7 +25,7 @@ pub struct Failure {
 }
 
 /// What the run learned from one failed action.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Reflection {
     /// The tool of the failed call.
     pub tool: String,
@@ -43,7 +43,7 @@ pub struct Reflection {
 }
 
 /// The reflections of a session and the count of each error type.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
 pub struct EpisodicMemory {
     /// The last [`MAX_REFLECTIONS`] reflections, oldest first.
     #[serde(default)]

@@ -14,9 +14,9 @@ pub mod trajectory;
 
 pub use persist::*;
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
+use crate::types::json::{FromJson, ToJson};
 use crate::types::{ToolCall, Usage};
 use config::RunConfig;
 use trajectory::{Entry, ErrorInfo, Item, Metrics};
@@ -99,7 +99,7 @@ crate::types::names::named_enum!(SynthesisReason {
 });
 
 /// The phase the run does next (persisted: a resumed run starts here).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Next {
     /// Begin a step: call the model with the tools.
@@ -143,7 +143,7 @@ pub enum Next {
 }
 
 /// A bounded phase (seeds 000/001) run on the persisted engine: its spec and progress.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct PhaseRun {
     /// The system text that opens every request of the phase.
     pub system: String,
@@ -186,7 +186,7 @@ crate::types::names::named_enum!(StopReason {
 });
 
 /// One tool call of a phase and its outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct ToolOutcome {
     /// The call as made.
     pub call: ToolCall,
@@ -197,7 +197,7 @@ pub struct ToolOutcome {
 }
 
 /// What a phase produced. Deliberately without token or cost figures.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct PhaseOutcome {
     /// The model's last text (empty for tool-only phases and phases that made no call).
     pub final_text: String,
@@ -210,7 +210,7 @@ pub struct PhaseOutcome {
 /// A question the model asked the user (`request_input`), waiting for the answer. Its
 /// deadlines are absolute times, so a run resumed in a new worker waits exactly as long as
 /// was left.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct PendingInput {
     /// Names this question in acknowledgements and answers.
     pub request_id: String,
@@ -242,7 +242,7 @@ impl PendingInput {
 }
 
 /// A finished question of this session, kept as conversation history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Turn {
     /// The question.
     pub question: String,
@@ -259,7 +259,7 @@ pub struct Turn {
 /// earlier turns before `turns` and the entries of run `run_id`'s trajectory before
 /// `entries` (`agent::context`). The turns and entries themselves are kept (the Steps view,
 /// the export and the grounding read them).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Compaction {
     /// Earlier turns covered.
     pub turns: usize,
@@ -274,7 +274,7 @@ pub struct Compaction {
 }
 
 /// Everything about one session: the current (or last) run and earlier turns.
-#[derive(Debug, Clone, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson, ToJson)]
 pub struct SessionState {
     /// Schema version.
     pub version: u32,

@@ -7,12 +7,12 @@ mod archive;
 
 pub use archive::*;
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
 use super::trajectory::{Entry, Item};
 use super::{migrate, RunStatus, SessionState, SCHEMA_VERSION, SESSION_PREFIX};
 use crate::ports::{StateStore, StoreError};
+use crate::types::json::{FromJson, ToJson};
 
 /// The storage key of session `session`.
 pub fn session_key(session: &str) -> String {
@@ -48,7 +48,7 @@ pub const MAX_ENTRIES: usize = 10_000;
 
 /// The head record: the state without its trajectory and page text, which are stored once
 /// each under their own keys.
-#[derive(Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Serialize, FromJson, ToJson)]
 struct Head<S> {
     version: u32,
     entries: usize,

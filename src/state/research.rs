@@ -3,10 +3,10 @@
 //! other phase, so a worker stopped in any stage resumes there and no finished stage is
 //! redone.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
 use super::StopReason;
+use crate::types::json::{FromJson, ToJson};
 
 /// Fewest subtopics a research run may ask for.
 pub const MIN_SUBTOPICS: u32 = 2;
@@ -26,7 +26,7 @@ pub fn max_rounds(subtopics: u32) -> u32 {
 /// Where a research run is.
 /// (`"decompose"`, `{"research": 1}`, ...: externally tagged, which decodes without
 /// buffering and keeps the wasm small.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Splitting the question into subtopics.
@@ -40,7 +40,7 @@ pub enum Stage {
 }
 
 /// One subtopic and what its research found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Subtopic {
     /// What to research.
     pub title: String,
@@ -53,7 +53,7 @@ pub struct Subtopic {
 }
 
 /// A research run: its bound, stage and what the finished stages produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct ResearchRun {
     /// Most subtopics ([`MIN_SUBTOPICS`]..=[`MAX_SUBTOPICS`]).
     pub max_subtopics: u32,

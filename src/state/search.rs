@@ -3,9 +3,9 @@
 //! stage the search is at. It lives in [`super::Next::Search`], so a worker stopped in the
 //! middle of a search redoes at most the one request that was in flight.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
+use crate::types::json::{FromJson, ToJson};
 pub use crate::types::search::Confidence;
 use crate::types::{SearchResult, ToolCall};
 
@@ -59,7 +59,7 @@ crate::types::names::named_enum!(Verdict {
 impl Verdict {}
 
 /// One result's grade.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Grade {
     /// The verdict.
     pub verdict: Verdict,
@@ -81,7 +81,7 @@ impl Grade {
 }
 
 /// One query of a search and what it found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct QueryRound {
     /// The query.
     pub query: String,
@@ -120,7 +120,7 @@ impl QueryRound {
 }
 
 /// What the search does next.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchStage {
     /// Search the last query (`failures`: failed attempts so far; one retry).
@@ -143,7 +143,7 @@ pub enum SearchStage {
 }
 
 /// Why a search gave the loop no graded relevant results.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Fallback {
     /// The search service failed after its retry (the message says how).
@@ -161,7 +161,7 @@ pub enum Fallback {
 }
 
 /// One search tool call in progress.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct SearchRun {
     /// The tool call it answers.
     pub call: ToolCall,

@@ -4,11 +4,11 @@
 //! (also as a `section_summary` trajectory entry), so a worker stopped in the middle of a
 //! summary redoes at most the one section that was in flight.
 
-use crate::types::json::FromJson;
 use std::ops::Range;
 
 use serde::Serialize;
 
+use crate::types::json::{FromJson, ToJson};
 use crate::types::ToolCall;
 
 /// What the summary does next.
@@ -27,7 +27,7 @@ crate::types::names::named_enum!(SummaryStage {
 });
 
 /// Why the summary covers fewer sections than the page has.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Shortfall {
     /// The token budget allowed no more sections.
@@ -45,7 +45,7 @@ pub enum Shortfall {
 }
 
 /// One `summarize_page_content` call in progress.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct SummaryRun {
     /// The tool call it answers.
     pub call: ToolCall,

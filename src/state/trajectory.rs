@@ -2,16 +2,16 @@
 //! of a run, in order, with timestamps and step numbers, and the run's metrics. The prompts are derived
 //! from it, and it is what "Export trajectory" downloads.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
 use crate::state::search::{Fallback, Grade, Verdict, MAX_SEARCHES, RELEVANT_THRESHOLD_PCT};
 use crate::types::events::{GradeView, StepView};
+use crate::types::json::{FromJson, ToJson};
 pub use crate::types::ErrorInfo;
 use crate::types::ToolCall;
 
 /// One trajectory entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Entry {
     /// The step it belongs to (1-based; 0 for entries before the first step).
     pub step: u32,
@@ -172,7 +172,7 @@ impl Entry {
 
 /// What a trajectory entry records (`{"thought": {"text": ...}}`: externally tagged, which
 /// decodes without buffering and keeps the wasm small).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Item {
     /// The model's reasoning in a Reason phase, recorded before every tool call (never
@@ -320,7 +320,7 @@ impl Item {
 }
 
 /// A search result as the trajectory keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Hit {
     /// The title.
     pub title: String,
@@ -332,7 +332,7 @@ pub struct Hit {
 }
 
 /// A graded search result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Graded {
     /// The result.
     pub hit: Hit,
@@ -356,9 +356,7 @@ impl Graded {
 }
 
 /// Counters of a run.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
 pub struct Metrics {
     /// Steps begun.
     pub steps: u32,

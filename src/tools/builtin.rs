@@ -4,11 +4,10 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
 
-use crate::types::json::FromJson;
-
 use super::{
     RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool, REQUEST_INPUT,
 };
+use crate::types::json::FromJson;
 
 /// `request_input`: asks the user a clarifying question. The engine answers it (the run
 /// pauses until the user replies), so [`Tool::run`] is never the way it is carried out.

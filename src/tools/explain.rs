@@ -8,9 +8,8 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
 
-use crate::types::json::FromJson;
-
 use super::{ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
+use crate::types::json::FromJson;
 use crate::types::{Selection, ToolCall};
 
 /// The tool's name.

@@ -38,7 +38,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::types::json::FromJson;
+use crate::types::json::{FromJson, ToJson};
 use crate::types::{PageInfo, Selection, ToolSpec};
 
 /// The name of the built-in tool the model calls to ask the user.
@@ -175,9 +175,7 @@ crate::types::names::named_enum!(Risk {
 });
 
 /// How often a tool may be called.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default, crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default, ToJson)]
 pub struct RateLimit {
     /// Calls per run (`None`: unlimited).
     pub per_run: Option<u32>,
@@ -186,7 +184,7 @@ pub struct RateLimit {
 }
 
 /// An example call shown to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson, ToJson)]
 pub struct ToolExample {
     /// The arguments.
     pub input: Value,
@@ -196,7 +194,7 @@ pub struct ToolExample {
 
 /// Everything the registry and the model know about a tool. Serializes to JSON and parses
 /// back unchanged.
-#[derive(Debug, Clone, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson, ToJson)]
 pub struct ToolDefinition {
     /// Name.
     pub name: String,

@@ -8,12 +8,11 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
 
-use crate::types::json::FromJson;
-
 use super::{
     decode_args, RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool,
 };
 use crate::page::{self, PageIndex};
+use crate::types::json::FromJson;
 
 /// Characters `read_page` returns by default.
 pub const READ_PAGE_CHARS: usize = 4000;

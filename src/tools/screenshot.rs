@@ -9,9 +9,8 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
 
-use crate::types::json::FromJson;
-
 use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
+use crate::types::json::FromJson;
 
 /// The name of the screenshot tool.
 pub const EXTRACT_SCREENSHOT_TEXT: &str = "extract_screenshot_text";

@@ -7,9 +7,8 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
 
-use crate::types::json::FromJson;
-
 use super::{RateLimit, Risk, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
+use crate::types::json::FromJson;
 
 /// The name of the search tool.
 pub const SEARCH_WEB: &str = "search_web_for_info";

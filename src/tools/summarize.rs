@@ -7,9 +7,8 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
 
-use crate::types::json::FromJson;
-
 use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, TypedTool};
+use crate::types::json::FromJson;
 
 /// The name of the summary tool.
 pub const SUMMARIZE_PAGE: &str = "summarize_page_content";

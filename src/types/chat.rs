@@ -1,7 +1,6 @@
 //! Chat-model wire types shared by every provider and the agent: messages, tools, tool
 //! calls, replies, usage, and the token estimates used when a provider reports none.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -28,7 +27,7 @@ crate::types::names::named_enum!(Role {
 });
 
 /// One message of a chat request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct ChatMessage {
     /// The author.
     pub role: Role,
@@ -60,7 +59,7 @@ impl ChatMessage {
 }
 
 /// A tool the model may call.
-#[derive(Debug, Clone, PartialEq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson, ToJson)]
 pub struct ToolSpec {
     /// Tool name.
     pub name: String,
@@ -72,7 +71,7 @@ pub struct ToolSpec {
 }
 
 /// A tool call chosen by the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct ToolCall {
     /// Provider-assigned id (made up when the provider gives none).
     pub id: String,
@@ -83,7 +82,7 @@ pub struct ToolCall {
 }
 
 /// Ask the model for JSON matching a schema (where the provider supports it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct JsonSchemaFormat {
     /// Schema name.
     pub name: String,
@@ -110,9 +109,7 @@ pub struct ChatRequest {
 }
 
 /// Token counts of one call.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
 pub struct Usage {
     /// Prompt tokens (cached ones included).
     pub input: u64,
@@ -164,6 +161,7 @@ pub struct ChatResponse {
 
 pub use super::tokens::estimate_tokens;
 use super::tokens::{estimate_json_tokens_memo, estimate_tokens_memo};
+use crate::types::json::{FromJson, ToJson};
 
 /// Estimated prompt tokens of a request.
 pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {

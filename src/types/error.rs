@@ -1,8 +1,9 @@
 //! Error data shared across layers: the kinds of a failed model call (and the one place that
 //! decides which are worth retrying), the run error kinds the UI sees, and page-read errors.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
+
+use crate::types::json::{FromJson, ToJson};
 
 /// What kind of failure a model call had. [`LlmErrorKind::is_retryable`] is the one place
 /// that decides whether a failure is worth another attempt.
@@ -202,7 +203,7 @@ impl crate::types::json::ToJson for RunErrorKind {
 }
 
 /// An error as the UI and the export show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct ErrorInfo {
     /// Machine-readable kind (`network`, `auth`, `rate_limited`, `empty_reply`, ...).
     pub kind: RunErrorKind,

@@ -1,16 +1,14 @@
 //! The typed event stream a run emits to the UI. Event names are API (the popup and tests
 //! match them): `tests/event_names.rs` freezes them.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
 use crate::types::error::ErrorInfo;
+use crate::types::json::{FromJson, ToJson};
 use crate::types::source::Source;
 
 /// Token usage as the UI sees it.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
 pub struct UsageView {
     /// Prompt tokens so far.
     pub input: u64,
@@ -29,7 +27,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// A finite number (never NaN or infinite), so that it compares as `Eq`: prices, costs
 /// and shares on the wire, as a plain JSON number.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, crate::types::json::ToJson)]
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, ToJson)]
 #[serde(transparent)]
 pub struct Finite(f64);
 
@@ -59,7 +57,7 @@ crate::types::json::deserialize_via_json!(Finite);
 /// One trajectory entry as the UI lists it: in `SessionView.steps` and in `step_item`
 /// events. Long texts are cut to [`StepView::MAX_CHARS`] characters; their full length is
 /// kept beside them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct StepView {
     /// Position in the run's trajectory (0-based): unique per run, so a list built from a
     /// snapshot and later `step_item` events has no duplicates.
@@ -91,7 +89,7 @@ pub struct StepView {
 }
 
 /// A graded web search result, as the Steps view shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct GradeView {
     /// The result's title.
     pub title: String,
@@ -118,7 +116,7 @@ impl StepView {
 }
 
 /// What happened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// A run began.
@@ -304,7 +302,7 @@ impl EventKind {
 }
 
 /// One event with the run's progress.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct AgentEvent {
     /// What happened.
     #[serde(flatten)]
@@ -327,7 +325,7 @@ pub struct AgentEvent {
 
 /// An event addressed to a session, as broadcast to the UI:
 /// `{"type": "event", "session": "tab:12", "event": {...}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct EventEnvelope {
     /// Always `"event"`.
     #[serde(rename = "type")]

@@ -3,8 +3,9 @@
 //! the capture needs (a data URL in, the PNG's size from its header). Images travel only in
 //! live requests: nothing persisted ever holds one. Pure.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
+
+use crate::types::json::{FromJson, ToJson};
 
 /// The longest side an image sent to a model may have, in pixels (Anthropic's recommended
 /// maximum, <https://docs.anthropic.com/en/docs/build-with-claude/vision>; OpenAI and Gemini
@@ -12,7 +13,7 @@ use serde::Serialize;
 pub const MAX_IMAGE_SIDE: u32 = 1_568;
 
 /// One image of a chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Image {
     /// `image/png`.
     pub mime_type: String,

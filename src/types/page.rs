@@ -1,10 +1,11 @@
 //! The page a question is about: what the page reader captures and what a run keeps.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
+use crate::types::json::{FromJson, ToJson};
+
 /// A tab's title, URL and readable text, captured when a question is asked.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
 #[serde(default)]
 pub struct PageInfo {
     /// The document title.
@@ -88,7 +89,7 @@ pub fn clean_title(title: &str) -> String {
 
 /// Selected text on a page and where it sits, as the capture script reports it and as an
 /// explanation run keeps it (checked and capped by [`Selection::checked`]).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
 #[serde(default)]
 pub struct Selection {
     /// The selected text (at most [`MAX_SELECTION_CHARS`]).

@@ -1,11 +1,12 @@
 //! Web search data: one result, and why a search failed (its kind, and a message that tells
 //! the user what to do). Plain data; the providers' wire formats live in `search`.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
+use crate::types::json::{FromJson, ToJson};
+
 /// One web search hit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct SearchResult {
     /// The page title (plain text).
     pub title: String,
@@ -51,9 +52,7 @@ impl SearchErrorKind {}
 
 /// A failed search: the kind, a message for the user that says what to do, and what the
 /// server said.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error, crate::types::json::ToJson,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error, ToJson)]
 #[error("{message}")]
 pub struct SearchError {
     /// What went wrong.

@@ -1,8 +1,9 @@
 //! A source an answer cites, as the run keeps it and the UI shows it (the terminal events
 //! carry the answer's sources with it, so an answer never shows without them).
 
-use crate::types::json::FromJson;
 use serde::Serialize;
+
+use crate::types::json::{FromJson, ToJson};
 
 /// What a source is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -20,7 +21,7 @@ crate::types::names::named_enum!(SourceKind {
 });
 
 /// A source an answer cites.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct Source {
     /// What the answer cites: `p1` for a page passage, `1` for a web result.
     pub id: String,

@@ -7,6 +7,7 @@ use futures::FutureExt;
 use wasm_bindgen::prelude::*;
 
 use crate::tools::{ToolContext, ToolError, TypedTool};
+use crate::types::json::FromJson;
 
 /// Panics with `message` in a spawned future (as a bug in a run would), after this call
 /// returned.
@@ -16,7 +17,7 @@ pub fn bench_panic_soon(message: String) {
 }
 
 /// No arguments.
-#[derive(crate::types::json::FromJson, schemars::JsonSchema)]
+#[derive(FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 

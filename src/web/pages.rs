@@ -12,6 +12,7 @@ use wasm_bindgen::JsValue;
 
 use super::interop::{call, chrome, from_js, object};
 use crate::ports::PageReader;
+use crate::types::json::FromJson;
 use crate::types::{PageInfo, PageReadError};
 
 /// The scripts injected to read a page, in order, relative to the extension root: the
@@ -78,7 +79,7 @@ async fn read_tab(tab_id: i64) -> Result<PageInfo, PageReadError> {
 }
 
 /// The locator's reply to [`LOCATE_MESSAGE`].
-#[derive(crate::types::json::FromJson)]
+#[derive(FromJson)]
 struct Located {
     found: bool,
 }

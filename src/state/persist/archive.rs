@@ -4,12 +4,12 @@
 //! go when the browser restarts, with the session store), and they are the first thing
 //! removed when the store is full.
 
-use crate::types::json::FromJson;
 use serde::Serialize;
 
 use super::{check_version, drop_oldest_finished, log_store_error, StateError};
 use crate::ports::{StateStore, StoreError};
 use crate::state::{SessionState, SCHEMA_VERSION};
+use crate::types::json::{FromJson, ToJson};
 
 /// Storage key prefix of archived conversations.
 pub const ARCHIVE_PREFIX: &str = "conv:";
@@ -23,7 +23,7 @@ pub fn archive_key(session: &str, n: u32) -> String {
 }
 
 /// An archived conversation as `history` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct ArchiveSummary {
     /// `conv:<session>:<n>`.
     pub id: String,
@@ -38,7 +38,7 @@ pub struct ArchiveSummary {
 }
 
 /// The stored record: the summary, readable on its own, and the state.
-#[derive(Serialize, FromJson, crate::types::json::ToJson)]
+#[derive(Serialize, FromJson, ToJson)]
 struct Record<S> {
     version: u32,
     #[serde(flatten)]
