@@ -71,10 +71,15 @@ fn expand(_input: &DeriveInput, container: &Container) -> syn::Result<TokenStrea
     de_generics.params.insert(0, syn::parse_quote!('de));
     let (de_impl_generics, _, _) = de_generics.split_for_impl();
 
+    let placeholder = placeholder_body(container)?;
     Ok(quote! {
         impl #impl_generics #json::FromJson for #ident #ty_generics #where_clause {
             fn from_json(value: ::serde_json::Value) -> ::core::result::Result<Self, #json::Error> {
                 #body
+            }
+
+            fn placeholder() -> Self {
+                #placeholder
             }
         }
 
@@ -181,6 +186,10 @@ fn struct_body(
 }
 
 /// Decodes named fields from `__fields` (a `json::Fields` in scope) into `ctor { ... }`.
+///
+/// Each field is decoded straight into the value; a field that fails leaves a placeholder
+/// and its error in `__fields`, which `finish` returns once at the end. (A `?` per field
+/// made every field's error path drop the fields before it: most of a decoder's size.)
 fn named_fields(
     container: &Container,
     fields: &[Field],
@@ -188,18 +197,15 @@ fn named_fields(
 ) -> syn::Result<TokenStream> {
     let json = json_path();
     let container_default = container.attrs.default();
-    let mut lets = Vec::new();
     let mut inits = Vec::new();
     let mut names = Vec::new();
     let mut flatten = None;
     let needs_default =
         !container_default.is_none() && fields.iter().any(|f| f.attrs.default().is_none());
 
-    for (i, field) in fields.iter().enumerate() {
-        let var = format_ident!("__f{}", i);
+    for field in fields {
         let member = &field.member;
         let ty = field.ty;
-        inits.push(quote!(#member: #var));
         let field_default = match field.attrs.default() {
             FieldDefault::Default => Some(quote!(::core::default::Default::default())),
             FieldDefault::Path(path) => Some(quote!(#path())),
@@ -211,7 +217,7 @@ fn named_fields(
         if field.attrs.skip_deserializing() {
             let value =
                 field_default.unwrap_or_else(|| quote!(::core::default::Default::default()));
-            lets.push(quote!(let #var: #ty = #value;));
+            inits.push(quote!(#member: #value));
             continue;
         }
         if field.attrs.flatten() {
@@ -221,9 +227,7 @@ fn named_fields(
                     "FromJson implements one #[serde(flatten)] field per struct",
                 ));
             }
-            flatten = Some(quote! {
-                let #var: #ty = #json::FromJson::from_json(__fields.rest())?;
-            });
+            flatten = Some(quote!(#member: __fields.flattened::<#ty>()));
             continue;
         }
         let wire = field.attrs.name().deserialize_name().value.clone();
@@ -237,6 +241,27 @@ fn named_fields(
             .collect();
         names.extend(aliases.iter().cloned());
 
+        // The short forms: one call each.
+        if field.attrs.deserialize_with().is_none() && aliases.is_empty() {
+            match (&field_default, field.attrs.default()) {
+                (None, _) => {
+                    inits.push(quote!(#member: __fields.field::<#ty>(#wire)));
+                    continue;
+                }
+                (Some(_), FieldDefault::Default) => {
+                    inits.push(quote!(#member: __fields.field_or::<#ty>(#wire, ::core::default::Default::default)));
+                    continue;
+                }
+                (Some(default), _) => {
+                    inits.push(quote!(#member: match __fields.field_opt::<#ty>(#wire) {
+                        ::core::option::Option::Some(v) => v,
+                        ::core::option::Option::None => #default,
+                    }));
+                    continue;
+                }
+            }
+        }
+
         // The field's value if present (an Option), by its name or an alias.
         let mut present = match field.attrs.deserialize_with() {
             Some(with) => quote!(__fields.take_with(#wire, |v| #with(v))?),
@@ -249,32 +274,31 @@ fn named_fields(
             };
             present = quote!(match #present { ::core::option::Option::Some(v) => ::core::option::Option::Some(v), ::core::option::Option::None => #alias_take });
         }
-
-        let value = match (
-            &field_default,
-            field.attrs.deserialize_with(),
-            aliases.is_empty(),
-        ) {
-            // The short forms: one call each.
-            (None, None, true) => quote!(__fields.take::<#ty>(#wire)?),
-            (Some(_), None, true) if matches!(field.attrs.default(), FieldDefault::Default) => {
-                quote!(__fields.take_or::<#ty>(#wire, ::core::default::Default::default)?)
-            }
-            (Some(default), _, _) => quote!(match #present {
+        let value = match &field_default {
+            Some(default) => quote!(match #present {
                 ::core::option::Option::Some(v) => v,
                 ::core::option::Option::None => #default,
             }),
-            (None, _, _) => quote!(match #present {
+            None => quote!(match #present {
                 ::core::option::Option::Some(v) => v,
                 ::core::option::Option::None => <#ty as #json::FromJson>::absent()
                     .ok_or_else(|| #json::missing(#wire))?,
             }),
         };
-        lets.push(quote!(let #var: #ty = #value;));
+        inits.push(quote! {
+            #member: {
+                let __result = (|| -> ::core::result::Result<#ty, #json::Error> {
+                    ::core::result::Result::Ok(#value)
+                })();
+                __fields.keep(__result)
+            }
+        });
     }
+    // The flattened field takes what is left, so it is decoded last.
+    inits.extend(flatten);
 
     let deny = if container.attrs.deny_unknown_fields() {
-        quote!(__fields.deny_unknown(&[#(#names),*])?;)
+        quote!(__fields.deny_unknown(&[#(#names),*]);)
     } else {
         quote!()
     };
@@ -285,10 +309,48 @@ fn named_fields(
     };
     Ok(quote! {
         #default
-        #(#lets)*
+        let __value = #ctor { #(#inits),* };
         #deny
-        #flatten
-        ::core::result::Result::Ok(#ctor { #(#inits),* })
+        __fields.finish()?;
+        ::core::result::Result::Ok(__value)
+    })
+}
+
+/// `placeholder()`'s body: every field's placeholder; for an enum, its first unit variant,
+/// else its first variant.
+fn placeholder_body(container: &Container) -> syn::Result<TokenStream> {
+    let json = json_path();
+    let of_fields = |fields: &[Field], style: Style, ctor: TokenStream| {
+        let values = fields.iter().map(|f| {
+            let ty = f.ty;
+            if f.attrs.skip_deserializing() {
+                quote!(::core::default::Default::default())
+            } else {
+                quote!(<#ty as #json::FromJson>::placeholder())
+            }
+        });
+        match style {
+            Style::Struct => {
+                let members = fields.iter().map(|f| &f.member);
+                quote!(#ctor { #(#members: #values),* })
+            }
+            Style::Newtype | Style::Tuple => quote!(#ctor(#(#values),*)),
+            Style::Unit => quote!(#ctor),
+        }
+    };
+    Ok(match &container.data {
+        Data::Struct(style, fields) => of_fields(fields, *style, quote!(Self)),
+        Data::Enum(variants) => {
+            let variant = variants
+                .iter()
+                .find(|v| matches!(v.style, Style::Unit))
+                .or_else(|| variants.first())
+                .ok_or_else(|| {
+                    syn::Error::new_spanned(&container.ident, "an enum without variants")
+                })?;
+            let ident = &variant.ident;
+            of_fields(&variant.fields, variant.style, quote!(Self::#ident))
+        }
     })
 }
 

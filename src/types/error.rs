@@ -192,6 +192,10 @@ impl FromJson for RunErrorKind {
     fn from_json(value: serde_json::Value) -> Result<Self, crate::types::json::Error> {
         String::from_json(value).map(|name| Self::from_name(&name))
     }
+
+    fn placeholder() -> Self {
+        Self::Unknown
+    }
 }
 
 crate::types::json::deserialize_via_json!(RunErrorKind);

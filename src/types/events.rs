@@ -50,6 +50,10 @@ impl FromJson for Finite {
         let value = f64::from_json(value)?;
         Self::new(value).ok_or_else(|| crate::types::json::Error::new("not a finite number"))
     }
+
+    fn placeholder() -> Self {
+        Self(0.0)
+    }
 }
 
 crate::types::json::deserialize_via_json!(Finite);

@@ -40,6 +40,11 @@ pub trait FromJson: Sized {
     fn absent() -> Option<Self> {
         None
     }
+
+    /// A value that stands in for a field that failed to decode, so that a decoder can go
+    /// on without an early return per field (the first error is kept and returned once,
+    /// and the value holding the stand-in is dropped). Never handed out.
+    fn placeholder() -> Self;
 }
 
 /// Why a value did not decode, and where. Boxed, so that every decoder's `Result` stays
@@ -221,6 +226,8 @@ pub fn deserialize<'de, T: FromJson, D: serde::Deserializer<'de>>(
 /// The fields of an object being decoded: each [`Fields::take`] removes one.
 pub struct Fields {
     map: Map<String, Value>,
+    /// The first error of [`Fields::field`] and its kin.
+    error: Option<Error>,
 }
 
 impl Fields {
@@ -229,7 +236,7 @@ impl Fields {
     #[inline(never)]
     pub fn of(value: Value, expected: &str) -> Result<Self, Error> {
         match value {
-            Value::Object(map) => Ok(Self { map }),
+            Value::Object(map) => Ok(Self { map, error: None }),
             other => Err(Error::invalid_type(&other, expected)),
         }
     }
@@ -275,6 +282,59 @@ impl Fields {
         }
     }
 
+    /// Field `name`, decoded ([`Fields::take`]); after an error, which is kept for
+    /// [`Fields::finish`], a placeholder.
+    pub fn field<T: FromJson>(&mut self, name: &str) -> T {
+        let result = self.take(name);
+        self.keep(result)
+    }
+
+    /// Field `name`, decoded, or `default()` when absent ([`Fields::take_or`]); after an
+    /// error, kept for [`Fields::finish`], a placeholder.
+    pub fn field_or<T: FromJson>(&mut self, name: &str, default: fn() -> T) -> T {
+        let result = self.take_or(name, default);
+        self.keep(result)
+    }
+
+    /// Field `name`, decoded, if present; `None` when absent or after an error (kept for
+    /// [`Fields::finish`]).
+    pub fn field_opt<T: FromJson>(&mut self, name: &str) -> Option<T> {
+        match self.take_opt(name) {
+            Ok(value) => value,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                None
+            }
+        }
+    }
+
+    /// The value of `result`, or a placeholder with its error kept for [`Fields::finish`]
+    /// (the first error only).
+    pub fn keep<T: FromJson>(&mut self, result: Result<T, Error>) -> T {
+        match result {
+            Ok(value) => value,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                T::placeholder()
+            }
+        }
+    }
+
+    /// A `#[serde(flatten)]` field: decoded from the fields not taken (which are then gone).
+    pub fn flattened<T: FromJson>(&mut self) -> T {
+        let rest = Value::Object(std::mem::take(&mut self.map));
+        let result = T::from_json(rest);
+        self.keep(result)
+    }
+
+    /// The first error the fields met, if any.
+    pub fn finish(self) -> Result<(), Error> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// The fields not taken, for a `#[serde(flatten)]` field.
     pub fn rest(self) -> Value {
         Value::Object(self.map)
@@ -282,13 +342,13 @@ impl Fields {
 
     /// An error for the first field not taken (`#[serde(deny_unknown_fields)]`; `names` are
     /// the fields the type has).
-    pub fn deny_unknown(&self, names: &[&str]) -> Result<(), Error> {
-        match self.map.keys().next() {
-            Some(unknown) => Err(Error::new(format!(
+    pub fn deny_unknown(&mut self, names: &[&str]) {
+        if let Some(unknown) = self.map.keys().next() {
+            let unknown = Error::new(format!(
                 "unknown field `{unknown}`, expected {}",
                 OneOf(names)
-            ))),
-            None => Ok(()),
+            ));
+            self.error.get_or_insert(unknown);
         }
     }
 }
@@ -359,6 +419,10 @@ impl FromJson for Value {
     fn from_json(value: Value) -> Result<Self, Error> {
         Ok(value)
     }
+
+    fn placeholder() -> Self {
+        Value::Null
+    }
 }
 
 impl FromJson for String {
@@ -367,6 +431,10 @@ impl FromJson for String {
             Value::String(s) => Ok(s),
             other => Err(Error::invalid_type(&other, "a string")),
         }
+    }
+
+    fn placeholder() -> Self {
+        String::new()
     }
 }
 
@@ -377,6 +445,10 @@ impl FromJson for bool {
             other => Err(Error::invalid_type(&other, "a boolean")),
         }
     }
+
+    fn placeholder() -> Self {
+        false
+    }
 }
 
 impl FromJson for f64 {
@@ -386,12 +458,20 @@ impl FromJson for f64 {
             _ => Err(Error::invalid_type(&value, "f64")),
         }
     }
+
+    fn placeholder() -> Self {
+        0.0
+    }
 }
 
 impl FromJson for f32 {
     fn from_json(value: Value) -> Result<Self, Error> {
         // As serde: the nearest f32.
         f64::from_json(value).map(|v| v as f32)
+    }
+
+    fn placeholder() -> Self {
+        0.0
     }
 }
 
@@ -415,6 +495,10 @@ macro_rules! integers {
             fn from_json(value: Value) -> Result<Self, Error> {
                 integer(value, stringify!($ty))
             }
+
+            fn placeholder() -> Self {
+                0
+            }
         })+
     };
 }
@@ -432,17 +516,29 @@ impl<T: FromJson> FromJson for Option<T> {
     fn absent() -> Option<Self> {
         Some(None)
     }
+
+    fn placeholder() -> Self {
+        None
+    }
 }
 
 impl<T: FromJson> FromJson for Box<T> {
     fn from_json(value: Value) -> Result<Self, Error> {
         T::from_json(value).map(Box::new)
     }
+
+    fn placeholder() -> Self {
+        Box::new(T::placeholder())
+    }
 }
 
 impl<T: FromJson> FromJson for Arc<T> {
     fn from_json(value: Value) -> Result<Self, Error> {
         T::from_json(value).map(Arc::new)
+    }
+
+    fn placeholder() -> Self {
+        Arc::new(T::placeholder())
     }
 }
 
@@ -464,11 +560,19 @@ impl<T: FromJson> FromJson for Vec<T> {
         }
         Ok(decoded)
     }
+
+    fn placeholder() -> Self {
+        Vec::new()
+    }
 }
 
 impl<T: FromJson> FromJson for VecDeque<T> {
     fn from_json(value: Value) -> Result<Self, Error> {
         Vec::from_json(value).map(VecDeque::from)
+    }
+
+    fn placeholder() -> Self {
+        VecDeque::new()
     }
 }
 
@@ -489,6 +593,10 @@ impl<T: FromJson, S: std::hash::BuildHasher + Default> FromJson for HashMap<Stri
                 Err(e) => Err(e.in_field(&k)),
             })
             .collect()
+    }
+
+    fn placeholder() -> Self {
+        HashMap::default()
     }
 }
 
@@ -537,6 +645,10 @@ impl<K: JsonKey + Ord, T: FromJson> FromJson for BTreeMap<K, T> {
         }
         Ok(decoded)
     }
+
+    fn placeholder() -> Self {
+        BTreeMap::new()
+    }
 }
 
 impl<T: FromJson> FromJson for std::ops::Range<T> {
@@ -545,6 +657,10 @@ impl<T: FromJson> FromJson for std::ops::Range<T> {
         let start = fields.take("start")?;
         let end = fields.take("end")?;
         Ok(start..end)
+    }
+
+    fn placeholder() -> Self {
+        T::placeholder()..T::placeholder()
     }
 }
 

@@ -84,6 +84,10 @@ macro_rules! named_enum {
             fn from_json(value: serde_json::Value) -> Result<Self, $crate::types::json::Error> {
                 $crate::types::json::named(value)
             }
+
+            fn placeholder() -> Self {
+                Self::ALL[0]
+            }
         }
 
         impl $crate::types::json::ToJson for $ty {

@@ -243,6 +243,10 @@ impl FromJson for Confidence {
     fn from_json(value: serde_json::Value) -> Result<Self, crate::types::json::Error> {
         f64::from_json(value).map(Self::new)
     }
+
+    fn placeholder() -> Self {
+        Self::default()
+    }
 }
 
 crate::types::json::deserialize_via_json!(Confidence);
