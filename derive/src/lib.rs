@@ -317,7 +317,10 @@ fn named_fields(
 }
 
 /// `placeholder()`'s body: every field's placeholder; for an enum, its first unit variant,
-/// else its first variant.
+/// else its first variant. A type whose chosen variant or fields hold the type itself by
+/// `Box` or `Arc` would recurse on a decoding error (an `Option`, `Vec` or map of it is
+/// empty and does not); the crate has no such type, and a new one would need a unit variant
+/// first or a hand-written `FromJson`.
 fn placeholder_body(container: &Container) -> syn::Result<TokenStream> {
     let json = json_path();
     let of_fields = |fields: &[Field], style: Style, ctor: TokenStream| {
