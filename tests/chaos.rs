@@ -694,10 +694,21 @@ impl Outcome {
     }
 
     /// This outcome with a reflection as a run whose reflection call was cut off twice
-    /// stores it: the built-in fallback (same failure, `fallback` set), when `actual` has
-    /// one there.
+    /// stores it: the built-in fallback (same failure, `fallback` set), when `actual`'s
+    /// reflection of the same rank among reflections is one.
     fn with_fallback_reflections_of(mut self, actual: &Outcome) -> Self {
-        for ((_, want), (_, got)) in self.trajectory.iter_mut().zip(&actual.trajectory) {
+        // Reflections are paired by their order among reflections, not by their position in
+        // the trajectory: a run cut often may hold other entries before them (sections
+        // summarized without the model, a search's entries), which the checks set aside.
+        let got = actual
+            .trajectory
+            .iter()
+            .filter(|(_, item)| matches!(item, Item::Reflection { .. }));
+        let want = self
+            .trajectory
+            .iter_mut()
+            .filter(|(_, item)| matches!(item, Item::Reflection { .. }));
+        for ((_, want), (_, got)) in want.zip(got) {
             if let (
                 Item::Reflection { reflection: w, .. },
                 Item::Reflection { reflection: g, .. },
