@@ -144,12 +144,7 @@ fn struct_body(
 ) -> syn::Result<TokenStream> {
     let json = json_path();
     if container.attrs.transparent() {
-        let inner = fields
-            .iter()
-            .find(|f| !f.attrs.skip_deserializing())
-            .ok_or_else(|| {
-                syn::Error::new_spanned(&container.ident, "no field to be transparent to")
-            })?;
+        let inner = transparent_field(container, fields)?;
         let member = &inner.member;
         let others = fields.iter().filter(|f| f.member != inner.member).map(|f| {
             let member = &f.member;
@@ -183,6 +178,17 @@ fn struct_body(
             ::core::result::Result::Ok(Self)
         }),
     }
+}
+
+/// The field a `#[serde(transparent)]` struct stands for (serde's checks mark it).
+fn transparent_field<'a>(
+    container: &Container,
+    fields: &'a [Field<'a>],
+) -> syn::Result<&'a Field<'a>> {
+    fields
+        .iter()
+        .find(|f| f.attrs.transparent())
+        .ok_or_else(|| syn::Error::new_spanned(&container.ident, "no field to be transparent to"))
 }
 
 /// Decodes named fields from `__fields` (a `json::Fields` in scope) into `ctor { ... }`.
@@ -636,12 +642,7 @@ fn write_struct(
 ) -> syn::Result<(TokenStream, Option<TokenStream>)> {
     let json = json_path();
     if container.attrs.transparent() {
-        let inner = fields
-            .iter()
-            .find(|f| !f.attrs.skip_serializing())
-            .ok_or_else(|| {
-                syn::Error::new_spanned(&container.ident, "no field to be transparent to")
-            })?;
+        let inner = transparent_field(container, fields)?;
         let member = &inner.member;
         return Ok((
             quote!(#json::ToJson::write_json(&self.#member, __out);),

@@ -11,6 +11,7 @@
 //! decoded, so no argument type declares it. A call may give it or not; a reasoning that is
 //! not a string is an invalid-arguments error like any other.
 
+mod args;
 mod builtin;
 pub mod explain;
 mod page;
@@ -20,6 +21,9 @@ pub mod screenshot;
 pub mod search;
 pub mod summarize;
 
+pub use args::{
+    decode_args, schema_of, split_reasoning, with_reasoning, REASONING, REASONING_MAX_CHARS,
+};
 pub use builtin::{RequestInput, RequestInputArgs};
 pub use explain::{ExplainTextWithContext, EXPLAIN_TEXT_WITH_CONTEXT};
 pub use page::{
@@ -30,13 +34,11 @@ pub use screenshot::EXTRACT_SCREENSHOT_TEXT;
 pub use search::{GRADE_RESULTS, REWRITE_QUERY, SEARCH_WEB};
 pub use summarize::SUMMARIZE_PAGE;
 
-use std::borrow::Cow;
-
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::types::json::{FromJson, ToJson};
 use crate::types::{PageInfo, Selection, ToolSpec};
@@ -303,107 +305,6 @@ pub trait Tool {
         arguments: &'a str,
         ctx: &'a ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<String, ToolError>>;
-}
-
-/// The argument every tool takes besides its own: why the model calls it, now. The step's
-/// thought falls back to it when the reply has no text (native tool calling often has none).
-pub const REASONING: &str = "reasoning";
-
-/// Characters the schema allows for [`REASONING`] (a hint to the model; not enforced).
-pub const REASONING_MAX_CHARS: u64 = 500;
-
-/// `schema` (an object schema) with the optional [`REASONING`] property added.
-pub fn with_reasoning(mut schema: Value) -> Value {
-    if let Some(obj) = schema.as_object_mut() {
-        let properties = obj
-            .entry("properties")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
-        if let Some(properties) = properties.as_object_mut() {
-            properties.insert(
-                REASONING.to_string(),
-                serde_json::json!({
-                    "type": "string",
-                    "description": "Why you call this tool, now (one short sentence).",
-                    "maxLength": REASONING_MAX_CHARS,
-                }),
-            );
-        }
-    }
-    schema
-}
-
-/// Takes the optional [`REASONING`] out of a call's arguments: the reasoning (trimmed;
-/// `None` when absent or blank) and the arguments without it. Arguments that are not a JSON
-/// object, or have no reasoning, come back unchanged (their own decoding judges them); a
-/// reasoning that is not a string is an invalid-arguments error.
-pub fn split_reasoning(arguments: &str) -> Result<(Option<String>, Cow<'_, str>), ToolError> {
-    let Ok(Value::Object(mut obj)) = serde_json::from_str::<Value>(arguments) else {
-        return Ok((None, Cow::Borrowed(arguments)));
-    };
-    let Some(reasoning) = take_reasoning(&mut obj)? else {
-        return Ok((None, Cow::Borrowed(arguments)));
-    };
-    Ok((reasoning, Cow::Owned(Value::Object(obj).to_string())))
-}
-
-/// The [`REASONING`] field taken out of `obj`: `None` when it is absent, `Some(None)` when
-/// blank.
-fn take_reasoning(obj: &mut Map<String, Value>) -> Result<Option<Option<String>>, ToolError> {
-    let Some(reasoning) = obj.remove(REASONING) else {
-        return Ok(None);
-    };
-    let reasoning = String::from_json(reasoning).map_err(|err| {
-        ToolError::new(
-            ToolErrorKind::InvalidArguments,
-            format!("field \"{REASONING}\": {}", err.message()),
-        )
-    })?;
-    Ok(Some(
-        Some(reasoning.trim().to_string()).filter(|r| !r.is_empty()),
-    ))
-}
-
-/// The JSON schema of `T`, with an object root.
-pub fn schema_of<T: JsonSchema>() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
-    if let Some(obj) = schema.as_object_mut() {
-        obj.remove("$schema");
-        obj.entry("type").or_insert_with(|| Value::from("object"));
-    }
-    schema
-}
-
-/// Decodes arguments into `T` (after taking out the optional [`REASONING`]); the error
-/// names the field, what was expected and what was given. Only the last call is generic:
-/// the parsing and the error's wording are shared by every tool.
-pub fn decode_args<T: FromJson>(arguments: &str) -> Result<T, ToolError> {
-    T::from_json(args_value(arguments)?).map_err(args_error)
-}
-
-/// The arguments to decode, parsed: without the reasoning, and `{}` when blank.
-fn args_value(arguments: &str) -> Result<Value, ToolError> {
-    if arguments.trim().is_empty() {
-        return Ok(Value::Object(Map::new()));
-    }
-    let mut value = serde_json::from_str::<Value>(arguments).map_err(|err| {
-        ToolError::new(
-            ToolErrorKind::InvalidArguments,
-            format!("the arguments are not valid: {err}"),
-        )
-    })?;
-    if let Value::Object(obj) = &mut value {
-        take_reasoning(obj)?;
-    }
-    Ok(value)
-}
-
-/// The invalid-arguments error for a decoding error (at a field, or of the whole).
-fn args_error(err: crate::types::json::Error) -> ToolError {
-    let message = match err.path() {
-        "" => format!("the arguments are not valid: {}", err.message()),
-        path => format!("field \"{path}\": {}", err.message()),
-    };
-    ToolError::new(ToolErrorKind::InvalidArguments, message)
 }
 
 impl<T: TypedTool> Tool for T {

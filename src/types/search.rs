@@ -256,3 +256,25 @@ impl crate::types::json::ToJson for Confidence {
         self.get().write_json(out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Confidence;
+
+    #[test]
+    fn confidence_prints_two_decimals_from_its_thousandths() {
+        let cases = [
+            (0.0, "0.00"),
+            (0.2, "0.20"),
+            (0.854, "0.85"),
+            (0.855, "0.86"),
+            (0.999, "1.00"),
+            (1.0, "1.00"),
+            (7.0, "1.00"),
+            (f64::NAN, "0.00"),
+        ];
+        for (value, text) in cases {
+            assert_eq!(Confidence::new(value).two_decimals(), text, "{value}");
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The crate's JSON codec: typed values from a parsed JSON [`Value`] ([`FromJson`]) and
+//! typed values written as JSON text ([`ToJson`]), without serde's per-type code.
+//!
+//! serde's derived `Deserialize` writes, for every type, a visitor per format (fields by
+//! name, by index and as bytes, a sequence form, each `Option` and `Vec` of each type), and
+//! the wasm holds a copy of it for every deserializer the type meets. For the persisted
+//! state, the requests and the settings that was about 80 KB of the gzipped wasm. A type
+//! that derives [`FromJson`] (`knowledgelens_derive`) instead takes its fields out of a
+//! parsed [`Value`] one call each: the text is parsed once by the one parser the wasm has,
+//! and each type's decoder is a short list of [`Fields::take`] calls. [`ToJson`] is the
+//! same on the way out: one small writer per type ([`Obj`], [`Arr`], [`write_str`]) instead
+//! of serde's `Serialize` through serde_json's encoder.
+//!
+//! The derives read the type's `#[serde(...)]` attributes as serde does (they parse them
+//! with `serde_derive_internals`, serde's own parser), so names, `rename_all`, `default`,
+//! `skip`, `skip_serializing_if`, `flatten`, `deny_unknown_fields`, aliases and the enum
+//! representations (external, internal and adjacent tags, untagged) mean what they mean to
+//! serde. `FromJson` also writes a `serde::Deserialize` that goes through [`Value`], so
+//! these types still decode anywhere serde is used. `tests/json.rs` decodes and writes
+//! arbitrary JSON with both serde's derives and these for the same declarations, and
+//! writes the crate's own values both ways, and requires the same outcome.
+//!
+//! The errors name where the problem is (`trajectory.thought.text: invalid type: ...`);
+//! they cannot give a line and column, which a parse error of the text still does.
+
+mod error;
+mod fields;
+mod from;
+mod to;
+
+pub use error::Error;
+pub use fields::{content, external, item, missing, no_variant_matched, tuple, unit, Fields};
+pub use from::{named, FromJson, JsonKey};
+pub use knowledgelens_derive::{FromJson, ToJson};
+pub use to::{to_string, write_str, Arr, Obj, ToJson, ToJsonKey};
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// `text` decoded as a `T`: parsed by serde_json (whose errors give the line and column),
+/// then decoded by [`FromJson`].
+pub fn decode<T: FromJson>(text: &str) -> Result<T, DecodeError> {
+    let value = parse(text)?;
+    T::from_json(value).map_err(DecodeError::Invalid)
+}
+
+/// `text` parsed as JSON (not generic: the parser is compiled once).
+pub fn parse(text: &str) -> Result<Value, DecodeError> {
+    serde_json::from_str(text).map_err(|e| DecodeError::Syntax(e.to_string()))
+}
+
+/// Why [`decode`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The text is not JSON (serde_json's message, with the line and column).
+    Syntax(String),
+    /// The JSON is not a valid value of the type.
+    Invalid(Error),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Syntax(message) => f.write_str(message),
+            DecodeError::Invalid(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// serde's `Deserialize` for a [`FromJson`] type (the derive's bridge): the input becomes a
+/// [`Value`] first, so this is compiled once per deserializer, not once per type and field.
+pub fn deserialize<'de, T: FromJson, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
+    T::from_json(value).map_err(serde::de::Error::custom)
+}
+
+/// `serde::Deserialize` for a type with a hand-written [`FromJson`] (what the derive writes
+/// beside its own).
+macro_rules! deserialize_via_json {
+    ($ty:ty) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::types::json::deserialize(deserializer)
+            }
+        }
+    };
+}
+pub(crate) use deserialize_via_json;
