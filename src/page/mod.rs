@@ -115,15 +115,22 @@ pub fn index_of(text: &str) -> Rc<PageIndex> {
 }
 
 /// `a == b`, eight bytes at a time: the wasm build's `memcmp` goes byte by byte, and the kept
-/// page is compared with the run's on every request.
+/// page is compared with the run's on every request. A plain loop: the size-first build does
+/// not inline iterator adapters, which made this loop 30% of a step.
 fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
     }
-    let word = |chunk: &[u8]| u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    x.by_ref().zip(y.by_ref()).all(|(p, q)| word(p) == word(q)) && x.remainder() == y.remainder()
+    while let (Some((p, rest_a)), Some((q, rest_b))) =
+        (a.split_first_chunk::<8>(), b.split_first_chunk::<8>())
+    {
+        if u64::from_le_bytes(*p) != u64::from_le_bytes(*q) {
+            return false;
+        }
+        (a, b) = (rest_a, rest_b);
+    }
+    a == b
 }
 
 #[cfg(test)]
