@@ -10,6 +10,10 @@ use std::rc::Rc;
 use futures::future::{self, Either, LocalBoxFuture};
 use futures::FutureExt;
 
+mod retry;
+
+pub use retry::parse_retry_after;
+
 use super::bounds;
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -198,12 +202,6 @@ pub fn reported_overflow(config: &ProviderConfig, mut err: LlmError) -> LlmError
         err.message = doctor::context_message(config, doctor::reported_window(&text));
     }
     err
-}
-
-/// `Retry-After` in seconds (the HTTP-date form is treated as absent), as milliseconds.
-pub fn parse_retry_after(value: &str) -> Option<u64> {
-    let secs: f64 = value.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0).min(600_000.0) as u64)
 }
 
 /// Time limits of one call.
@@ -583,13 +581,5 @@ mod tests {
         assert_eq!(framing(Some("application/x-ndjson")), Framing::Lines);
         assert_eq!(framing(Some("application/json")), Framing::Whole);
         assert_eq!(framing(None), Framing::Whole);
-    }
-
-    #[test]
-    fn retry_after_seconds() {
-        assert_eq!(parse_retry_after("2"), Some(2000));
-        assert_eq!(parse_retry_after(" 0.5 "), Some(500));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
-        assert_eq!(parse_retry_after("-1"), None);
     }
 }
