@@ -199,8 +199,8 @@ pub fn subtopics(reply: &str, max: usize) -> Vec<String> {
         if title.is_empty() {
             continue;
         }
-        let key = title.to_lowercase();
-        if kept.iter().any(|k| k.to_lowercase() == key) {
+        let key = crate::types::case::fold(&title);
+        if kept.iter().any(|k| crate::types::case::fold(k) == key) {
             continue;
         }
         kept.push(title);

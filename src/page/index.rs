@@ -1,6 +1,6 @@
 //! Lexical retrieval over the passages of a page: Okapi BM25 (k1 = 1.2, b = 0.75) on
-//! lower-cased words (runs of letters and digits; each CJK ideograph, kana or hangul
-//! syllable a word of its own), plus a phrase rule: a passage that contains the whole query
+//! words (runs of letters and digits, case-folded by `types::case`; each CJK ideograph, kana
+//! or hangul syllable a word of its own), plus a phrase rule: a passage that contains the whole query
 //! (case and spacing aside) ranks above every passage that does not. Ties keep page order.
 //! Hand-written rather than the `bm25` crate: this is ~150 lines with no dependency, where
 //! the crate brings a tokenizer, stemmers and stop-word lists the wasm would carry. Pure.
@@ -53,7 +53,7 @@ impl PageIndex {
                 lowered.make_ascii_lowercase();
                 &lowered
             } else {
-                lowered = raw.to_lowercase();
+                lowered = crate::types::case::fold(raw);
                 &lowered
             };
             // Occurrences per word: the passage's words sorted, counted in runs. Sorted by
@@ -119,7 +119,7 @@ impl PageIndex {
     /// The `k` passages that best match `query` in `text` (the text the index was built
     /// from), best first; only passages sharing a word with the query.
     pub fn search(&self, text: &str, query: &str, k: usize) -> Vec<Hit> {
-        let query = query.to_lowercase();
+        let query = crate::types::case::fold(query);
         let mut terms: Vec<&str> = words(&query).collect();
         crate::types::order::sort(&mut terms);
         terms.dedup();
@@ -149,8 +149,10 @@ impl PageIndex {
             .map(|(index, &score)| {
                 let whole = !terms.is_empty()
                     && matched[index] == all
-                    && squeeze(&text[self.passages[index].range.clone()].to_lowercase())
-                        .contains(&phrase);
+                    && squeeze(&crate::types::case::fold(
+                        &text[self.passages[index].range.clone()],
+                    ))
+                    .contains(&phrase);
                 Hit {
                     index,
                     score: if whole { score + 1_000.0 } else { score },

@@ -198,7 +198,7 @@ impl SearchRun {
 pub fn normalized(query: &str) -> String {
     query
         .split_whitespace()
-        .map(str::to_lowercase)
+        .map(crate::types::case::fold)
         .collect::<Vec<_>>()
         .join(" ")
 }

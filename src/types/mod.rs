@@ -2,6 +2,7 @@
 //! tool calls, usage, the page, errors, run events). It depends on nothing else in the
 //! crate, and the ports are written in its terms. `tests/layers.rs` holds the layer table.
 
+pub mod case;
 pub mod chat;
 pub mod error;
 pub mod events;
