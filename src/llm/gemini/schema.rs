@@ -1,8 +1,6 @@
 //! The subset of JSON Schema Gemini accepts for function parameters (an OpenAPI subset):
 //! [`function_parameters`] reduces a tool's argument schema to it.
 
-use std::collections::HashSet;
-
 use serde_json::{json, Map, Value};
 
 /// The JSON Schema keywords Gemini's `parameters` accept; all others are dropped.
@@ -94,12 +92,13 @@ fn sanitize(schema: &Value, defs: &Value, depth: usize) -> Value {
                 let Some(props) = value.as_object() else {
                     continue;
                 };
-                Value::Object(
-                    props
-                        .iter()
-                        .map(|(name, s)| (name.clone(), sanitize(s, defs, depth + 1)))
-                        .collect(),
-                )
+                // Inserted one by one: collecting into the map would sort the entries
+                // first, with a copy of std's stable sort for this one type.
+                let mut cleaned = Map::new();
+                for (name, s) in props {
+                    cleaned.insert(name.clone(), sanitize(s, defs, depth + 1));
+                }
+                Value::Object(cleaned)
             }
             "items" => sanitize(value, defs, depth + 1),
             "anyOf" => {
@@ -146,17 +145,14 @@ fn sanitize(schema: &Value, defs: &Value, depth: usize) -> Value {
         out.insert("nullable".into(), json!(true));
     }
     // `required` may only name properties that exist.
-    let names: Option<HashSet<String>> = out
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().cloned().collect());
-    if let Some(Value::Array(required)) = out.get_mut("required") {
+    if let Some(Value::Array(mut required)) = out.remove("required") {
+        let properties = out.get("properties").and_then(Value::as_object);
         required.retain(|r| {
             r.as_str()
-                .is_some_and(|r| names.as_ref().is_some_and(|n| n.contains(r)))
+                .is_some_and(|r| properties.is_some_and(|p| p.contains_key(r)))
         });
-        if required.is_empty() {
-            out.remove("required");
+        if !required.is_empty() {
+            out.insert("required".into(), Value::Array(required));
         }
     }
     Value::Object(out)
