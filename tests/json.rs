@@ -387,6 +387,35 @@ proptest! {
     }
 }
 
+/// Any JSON value: nested arrays and objects (empty ones too), every kind of scalar.
+fn any_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        scalar(),
+        any::<f64>().prop_map(Value::from),
+        "(\\PC|[\\x00-\\x1f\"\\\\])*".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec(("(\\PC|[\"\\\\\\n])*", inner), 0..6)
+                .prop_map(|fields| Value::Object(fields.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// A `Value` is written compactly as its `Display` writes it, and pretty as
+    /// `serde_json::to_string_pretty` does (the export's format).
+    #[test]
+    fn values_are_written_as_serde_json_writes_them(value in any_value()) {
+        use knowledgelens::types::json::{pretty, to_string};
+        prop_assert_eq!(to_string(&value), value.to_string());
+        prop_assert_eq!(pretty(&value), serde_json::to_string_pretty(&value).expect("pretty"));
+    }
+}
+
 #[test]
 fn number_edges_are_written_as_serde_json_writes_them() {
     use knowledgelens::types::json::to_string;

@@ -80,7 +80,11 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
             .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
             .collect();
     }
-    HttpRequest::post_json(endpoint(config), headers(config), body.to_string())
+    HttpRequest::post_json(
+        endpoint(config),
+        headers(config),
+        crate::types::json::to_string(&body),
+    )
 }
 
 /// A prompt-cache breakpoint: the prefix up to and including the block that carries it is

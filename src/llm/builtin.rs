@@ -94,7 +94,7 @@ pub fn tool_instructions(tools: &[ToolSpec]) -> String {
 
 fn call_text(name: &str, arguments: &str) -> String {
     let args: Value = serde_json::from_str(arguments).unwrap_or(Value::String(arguments.into()));
-    serde_json::json!({ "name": name, "arguments": args }).to_string()
+    crate::types::json::to_string(&serde_json::json!({ "name": name, "arguments": args }))
 }
 
 /// The request for a model without native tool calling: the tools described in the system

@@ -46,7 +46,11 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     if let Some(format) = &request.response_format {
         body["format"] = format.schema.clone();
     }
-    HttpRequest::post_json(endpoint(config), bearer_headers(config), body.to_string())
+    HttpRequest::post_json(
+        endpoint(config),
+        bearer_headers(config),
+        crate::types::json::to_string(&body),
+    )
 }
 
 /// One message; `earlier` is the conversation before it (a tool result names its tool,

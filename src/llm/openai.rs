@@ -71,7 +71,11 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     if request.stream {
         headers.push(("accept".into(), "text/event-stream".into()));
     }
-    HttpRequest::post_json(endpoint(config), headers, body.to_string())
+    HttpRequest::post_json(
+        endpoint(config),
+        headers,
+        crate::types::json::to_string(&body),
+    )
 }
 
 fn message_json(m: &super::ChatMessage) -> Value {

@@ -86,8 +86,8 @@ impl Service {
         // Through a Value, whose maps sort their keys: the document reads in a stable order.
         // (Written compactly first, by the encoder every other message uses, then parsed:
         // `to_value` would compile a second encoder for every type in the document.)
-        let text = serde_json::from_str::<serde_json::Value>(&crate::types::json::to_string(&doc))
-            .and_then(|v| serde_json::to_string_pretty(&v))
+        let text = crate::types::json::parse(&crate::types::json::to_string(&doc))
+            .map(|v| crate::types::json::pretty(&v))
             .unwrap_or_default();
         Ok(ExportReply {
             filename: format!(

@@ -47,7 +47,10 @@ pub fn split_reasoning(arguments: &str) -> Result<(Option<String>, Cow<'_, str>)
     let Some(reasoning) = take_reasoning(&mut obj)? else {
         return Ok((None, Cow::Borrowed(arguments)));
     };
-    Ok((reasoning, Cow::Owned(Value::Object(obj).to_string())))
+    Ok((
+        reasoning,
+        Cow::Owned(crate::types::json::to_string(&Value::Object(obj))),
+    ))
 }
 
 /// The [`REASONING`] field taken out of `obj`: `None` when it is absent, `Some(None)` when

@@ -45,7 +45,7 @@ fn described(call: &ToolCall) -> String {
     let arguments = match serde_json::from_str::<Value>(&call.arguments) {
         Ok(Value::Object(mut obj)) => {
             obj.remove(REASONING);
-            Value::Object(obj).to_string()
+            crate::types::json::to_string(&Value::Object(obj))
         }
         Ok(other) => other.to_string(),
         Err(_) if call.arguments.trim().is_empty() => "{}".to_string(),

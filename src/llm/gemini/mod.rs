@@ -147,7 +147,7 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     HttpRequest::post_json(
         endpoint(config, request.stream),
         key_header(config),
-        body.to_string(),
+        crate::types::json::to_string(&body),
     )
 }
 

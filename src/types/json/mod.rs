@@ -27,12 +27,14 @@ mod error;
 mod fields;
 mod from;
 mod to;
+mod value;
 
 pub use error::Error;
 pub use fields::{content, external, item, missing, no_variant_matched, tuple, unit, Fields};
 pub use from::{named, FromJson, JsonKey};
 pub use knowledgelens_derive::{FromJson, ToJson};
 pub use to::{to_string, write_str, Arr, Obj, ToJson, ToJsonKey};
+pub use value::{pretty, write_value};
 
 use std::fmt;
 

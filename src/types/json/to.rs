@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::value::write_value;
+
 /// A value that writes itself as JSON text, exactly as its derived `serde::Serialize` does
 /// through `serde_json::to_string` (`tests/json.rs` checks that on the crate's types).
 pub trait ToJson {
@@ -158,7 +160,7 @@ impl ToJson for bool {
 
 /// Writes an integer (not generic: one copy of the digit loop).
 #[inline(never)]
-fn write_int(out: &mut String, negative: bool, mut magnitude: u64) {
+pub(super) fn write_int(out: &mut String, negative: bool, mut magnitude: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {
@@ -212,13 +214,6 @@ impl ToJson for f32 {
     fn write_json(&self, out: &mut String) {
         write_value(out, &Value::from(*self));
     }
-}
-
-/// Writes a [`Value`] (serde_json's compact writer; not generic).
-#[inline(never)]
-fn write_value(out: &mut String, value: &Value) {
-    use std::fmt::Write;
-    let _ = write!(out, "{value}");
 }
 
 impl ToJson for Value {
