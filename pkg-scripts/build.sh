@@ -81,7 +81,12 @@ wasm_opt="$KL_ROOT/node_modules/.bin/wasm-opt"
 # `rustc --print cfg --target wasm32-unknown-unknown | grep target_feature`. wasm-opt rejects
 # a module that uses a feature it was not told about.
 # The strip flags drop what wasm-bindgen no longer needs (see CARGO_PROFILE_RELEASE_STRIP below).
-wasm_opt_flags=(-Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+# --low-memory-unused: Rust's linker puts the stack at the bottom of memory, so its lowest 1 KB
+# is touched only by a stack about to overflow; knowing that, wasm-opt folds constant offsets
+# into loads and stores (an access that would have wrapped around now traps). --converge
+# repeats the passes until the module stops shrinking (+10 s per build). Together -3.2 KB
+# gzipped (README, Benchmarks).
+wasm_opt_flags=(-Oz --low-memory-unused --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-reference-types --enable-multivalue
   --strip-debug --strip-producers --strip-target-features)
 # Bump when the recipe below changes, so old stamps do not match.
