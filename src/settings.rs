@@ -248,7 +248,7 @@ fn migrate_v1_to_v2(mut v: Value) -> Value {
             .get("provider")
             .cloned()
             .unwrap_or(Value::from("openai_compatible"));
-        let profile = serde_json::json!({
+        let profile = crate::types::json::json!({
             "base_url": obj.get("base_url").cloned().unwrap_or(Value::from(DEFAULT_BASE_URL)),
             "model": obj.get("model").cloned().unwrap_or(Value::from("")),
             "api_key": obj.get("api_key").cloned().unwrap_or(Value::from("")),
@@ -256,7 +256,10 @@ fn migrate_v1_to_v2(mut v: Value) -> Value {
         });
         let key = provider.as_str().unwrap_or("openai_compatible").to_string();
         obj.insert("context_window".into(), Value::from(0));
-        obj.insert("profiles".into(), serde_json::json!({ key: profile }));
+        obj.insert(
+            "profiles".into(),
+            crate::types::json::json!({ key: profile }),
+        );
         obj.insert("version".into(), Value::from(2));
     }
     v

@@ -3,7 +3,9 @@
 //! its JSON schema for constrained output, and a tolerant parser for models that write it
 //! inside code fences or prose. A missing or malformed block is `None` ("continue").
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::types::json::json;
 
 use crate::types::json_text::json_objects;
 
@@ -121,7 +123,7 @@ mod tests {
 
         #[test]
         fn embedded_block_is_found(prefix in "[a-zA-Z .,]{0,40}", suffix in "[a-zA-Z .,]{0,40}", go in any::<bool>(), answer in "[a-zA-Z0-9 .]{1,40}") {
-            let block = serde_json::json!({"should_continue": go, "final_answer": answer}).to_string();
+            let block = crate::types::json::json!({"should_continue": go, "final_answer": answer}).to_string();
             let parsed = parse(&format!("{prefix}{block}{suffix}")).expect("block present");
             prop_assert_eq!(parsed.should_continue, go);
             let want = answer.trim();

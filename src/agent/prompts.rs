@@ -529,7 +529,7 @@ pub fn compaction(
         ("words", &words.to_string()),
     ]);
     let request = templates.context.render(&values, &["compact_request"])?;
-    let schema = serde_json::json!({
+    let schema = crate::types::json::json!({
         "type": "object",
         "properties": {
             "summary": { "type": "string", "maxLength": context::MAX_SUMMARY_CHARS }

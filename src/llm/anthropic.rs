@@ -10,7 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::types::json::json;
 
 use super::doctor;
 use super::provider::ProviderConfig;

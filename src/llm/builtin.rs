@@ -94,7 +94,7 @@ pub fn tool_instructions(tools: &[ToolSpec]) -> String {
 
 fn call_text(name: &str, arguments: &str) -> String {
     let args: Value = serde_json::from_str(arguments).unwrap_or(Value::String(arguments.into()));
-    crate::types::json::to_string(&serde_json::json!({ "name": name, "arguments": args }))
+    crate::types::json::to_string(&crate::types::json::json!({ "name": name, "arguments": args }))
 }
 
 /// The request for a model without native tool calling: the tools described in the system
@@ -364,11 +364,11 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "read_page".into(),
                 description: "Reads the page.".into(),
-                parameters: serde_json::json!({"type": "object"}).into(),
+                parameters: crate::types::json::json!({"type": "object"}).into(),
             }],
             response_format: Some(JsonSchemaFormat {
                 name: "control".into(),
-                schema: serde_json::json!({"type": "object"}),
+                schema: crate::types::json::json!({"type": "object"}),
             }),
             max_tokens: Some(10),
             stream: true,
@@ -391,7 +391,7 @@ mod tests {
         assert_eq!(plan.prompt, "Tool result:\npage text");
         assert_eq!(
             plan.response_constraint,
-            Some(serde_json::json!({"type": "object"}))
+            Some(crate::types::json::json!({"type": "object"}))
         );
         // The tool instructions use the format the text tool-call parser reads.
         let parsed = crate::tools::parse::tool_call_in_text(

@@ -5,7 +5,9 @@
 //! silently cut to Ollama's small default window. Pure: no browser access.
 //! Wire format: <https://github.com/ollama/ollama/blob/main/docs/api.md>.
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::types::json::json;
 
 use super::doctor;
 use super::openai::{bearer_headers, function_tools};

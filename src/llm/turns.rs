@@ -11,7 +11,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::types::json::json;
 
 use super::{ChatRequest, Role};
 

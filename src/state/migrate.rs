@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn unit_phases_and_unknown_versions() {
         let mut value: Value = serde_json::from_str(V1).expect("fixture");
-        value["next"] = serde_json::json!({"phase": "observe"});
+        value["next"] = crate::types::json::json!({"phase": "observe"});
         assert_eq!(
             to_current(value.clone(), 1).expect("migrates").next,
             Some(Next::Observe)
@@ -163,7 +163,7 @@ mod tests {
             to_current(value.clone(), 0),
             Err(StateError::Corrupted(_))
         ));
-        value["trajectory"][0] = serde_json::json!({"step": 1, "at_ms": 1});
+        value["trajectory"][0] = crate::types::json::json!({"step": 1, "at_ms": 1});
         assert!(
             matches!(to_current(value, 1), Err(StateError::Corrupted(m)) if m.contains("no type"))
         );

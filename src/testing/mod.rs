@@ -70,7 +70,7 @@ impl Reply {
     /// A reflection call's reply (`{"error_type", "analysis", "suggested_fix"}`).
     pub fn reflection(analysis: &str, suggested_fix: &str) -> Self {
         Self::Text(
-            serde_json::json!({
+            crate::types::json::json!({
                 "error_type": "scripted",
                 "analysis": analysis,
                 "suggested_fix": suggested_fix,
@@ -85,7 +85,7 @@ impl Reply {
             .iter()
             .enumerate()
             .map(|(i, (relevant, confidence, reason))| {
-                serde_json::json!({
+                crate::types::json::json!({
                     "index": i + 1,
                     "relevant": relevant,
                     "confidence": confidence,
@@ -93,11 +93,11 @@ impl Reply {
                 })
             })
             .collect();
-        Self::Text(serde_json::json!({ "grades": grades }).to_string())
+        Self::Text(crate::types::json::json!({ "grades": grades }).to_string())
     }
     /// A rewrite call's reply (`{"query": ...}`).
     pub fn rewrite(query: &str) -> Self {
-        Self::Text(serde_json::json!({ "query": query }).to_string())
+        Self::Text(crate::types::json::json!({ "query": query }).to_string())
     }
     /// An HTTP-status failure.
     pub fn status(status: u16) -> Self {

@@ -50,13 +50,13 @@ impl ResearchScript {
             RequestKind::Other(name) if name == "subtopics" => {
                 assert!(opening.contains("Split the question"), "{opening}");
                 raw(
-                    serde_json::json!({ "subtopics": self.subtopics }).to_string(),
+                    crate::types::json::json!({ "subtopics": self.subtopics }).to_string(),
                     Vec::new(),
                 )
             }
             RequestKind::Grading => raw(grades(&request.messages[1].content), Vec::new()),
             RequestKind::Rewrite => raw(
-                serde_json::json!({ "query": REWRITTEN }).to_string(),
+                crate::types::json::json!({ "query": REWRITTEN }).to_string(),
                 Vec::new(),
             ),
             RequestKind::Reason => {
@@ -79,14 +79,15 @@ impl ResearchScript {
                         format!("Searching for subtopic {n}."),
                         call(
                             "search_web_for_info",
-                            serde_json::json!({ "query": format!("tides {n}") }).to_string(),
+                            crate::types::json::json!({ "query": format!("tides {n}") })
+                                .to_string(),
                         ),
                     ),
                     (0, false) | (1, true) => raw(
                         format!("Reading the page for subtopic {n}."),
                         call(
                             "query_page",
-                            serde_json::json!({ "query": "moon oceans" }).to_string(),
+                            crate::types::json::json!({ "query": "moon oceans" }).to_string(),
                         ),
                     ),
                     _ => {
@@ -114,12 +115,12 @@ impl ResearchScript {
             }
             RequestKind::Other(name) if name == "review" => {
                 let fixes = if self.review_fixes {
-                    serde_json::json!([{ "find": UNSUPPORTED, "replace": "" }])
+                    crate::types::json::json!([{ "find": UNSUPPORTED, "replace": "" }])
                 } else {
-                    serde_json::json!([])
+                    crate::types::json::json!([])
                 };
                 raw(
-                    serde_json::json!({ "fixes": fixes }).to_string(),
+                    crate::types::json::json!({ "fixes": fixes }).to_string(),
                     Vec::new(),
                 )
             }
@@ -157,7 +158,7 @@ pub fn grades(request: &str) -> String {
             let (n, title) = rest.split_once("] ")?;
             let n: u32 = n.parse().ok()?;
             let band = title.contains("Band");
-            Some(serde_json::json!({
+            Some(crate::types::json::json!({
                 "index": n,
                 "relevant": !band,
                 "confidence": 0.8,
@@ -165,7 +166,7 @@ pub fn grades(request: &str) -> String {
             }))
         })
         .collect();
-    serde_json::json!({ "grades": grades }).to_string()
+    crate::types::json::json!({ "grades": grades }).to_string()
 }
 
 /// A search service that answers by the query and counts the searches that finished: a

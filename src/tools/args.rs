@@ -25,7 +25,7 @@ pub fn with_reasoning(mut schema: Value) -> Value {
         if let Some(properties) = properties.as_object_mut() {
             properties.insert(
                 REASONING.to_string(),
-                serde_json::json!({
+                crate::types::json::json!({
                     "type": "string",
                     "description": "Why you call this tool, now (one short sentence).",
                     "maxLength": REASONING_MAX_CHARS,

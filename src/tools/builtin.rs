@@ -49,7 +49,7 @@ impl TypedTool for RequestInput {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: serde_json::json!({"question": "Do you mean the 1861 lighthouse or the 1902 one?"}),
+            input: crate::types::json::json!({"question": "Do you mean the 1861 lighthouse or the 1902 one?"}),
             description: "the page describes two lighthouses and the question could mean either"
                 .into(),
         }]

@@ -46,7 +46,7 @@ pub fn prepared_call() -> ToolCall {
     ToolCall {
         id: PREPARED_CALL_ID.to_string(),
         name: EXPLAIN_TEXT_WITH_CONTEXT.to_string(),
-        arguments: serde_json::json!({
+        arguments: crate::types::json::json!({
             "text": "selection",
             "context": "paragraph, headings, title, URL and language",
             "reasoning": PREPARED_THOUGHT,
@@ -116,7 +116,7 @@ impl TypedTool for ExplainTextWithContext {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: serde_json::json!({"text": "selection", "context": "paragraph and headings", "reasoning": "check which section the term belongs to"}),
+            input: crate::types::json::json!({"text": "selection", "context": "paragraph and headings", "reasoning": "check which section the term belongs to"}),
             description: "read the selection and where it appears again".into(),
         }]
     }

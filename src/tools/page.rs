@@ -152,7 +152,7 @@ impl TypedTool for ReadPage {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: serde_json::json!({"offset": 6000}),
+            input: crate::types::json::json!({"offset": 6000}),
             description: "read on from character 6000".into(),
         }]
     }
@@ -210,7 +210,7 @@ impl TypedTool for QueryPage {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: serde_json::json!({"query": "opening hours weekend", "k": 5}),
+            input: crate::types::json::json!({"query": "opening hours weekend", "k": 5}),
             description: "find where the page gives the weekend opening hours".into(),
         }]
     }

@@ -38,7 +38,7 @@ impl TypedTool for ExtractScreenshotText {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: serde_json::json!({}),
+            input: crate::types::json::json!({}),
             description: "the page has little or no readable text".into(),
         }]
     }

@@ -117,7 +117,7 @@ impl TypedTool for SearchWeb {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: serde_json::json!({"query": "Eddystone lighthouse 1882 construction"}),
+            input: crate::types::json::json!({"query": "Eddystone lighthouse 1882 construction"}),
             description: "the question needs facts the page does not have".into(),
         }]
     }

@@ -25,7 +25,9 @@
 //!   `SAFETY`, `RECITATION`, ... keeps whatever text it has, with the reason in lower case
 //!   as the finish reason.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::types::json::json;
 
 use super::doctor;
 use super::provider::ProviderConfig;

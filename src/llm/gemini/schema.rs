@@ -1,7 +1,9 @@
 //! The subset of JSON Schema Gemini accepts for function parameters (an OpenAPI subset):
 //! [`function_parameters`] reduces a tool's argument schema to it.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::types::json::json;
 
 /// The JSON Schema keywords Gemini's `parameters` accept; all others are dropped.
 pub const SCHEMA_KEYS: &[&str] = &[

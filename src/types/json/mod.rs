@@ -23,12 +23,15 @@
 //! The errors name where the problem is (`trajectory.thought.text: invalid type: ...`);
 //! they cannot give a line and column, which a parse error of the text still does.
 
+pub(crate) mod build;
 mod error;
 mod fields;
 mod from;
 mod to;
 mod value;
 
+pub(crate) use build::json;
+pub use build::ToValue;
 pub use error::Error;
 pub use fields::{content, external, item, missing, no_variant_matched, tuple, unit, Fields};
 pub use from::{named, FromJson, JsonKey};
