@@ -43,10 +43,9 @@ pub const MIN_REPLY_TOKENS: u32 = 128;
 /// The tokens a request takes from the window: its messages and tool definitions, the
 /// output schema, and the reply it allows.
 pub fn request_tokens(request: &ChatRequest) -> u64 {
-    let schema = request
-        .response_format
-        .as_ref()
-        .map_or(0, |f| estimate_tokens(&f.schema.to_string()) + 8);
+    let schema = request.response_format.as_ref().map_or(0, |f| {
+        estimate_tokens(&crate::types::json::to_string(&f.schema)) + 8
+    });
     let names: u64 = request
         .tools
         .iter()

@@ -413,13 +413,13 @@ impl Template {
                     }
                     match item {
                         Value::String(text) => out.push_str(text),
-                        other => out.push_str(&other.to_string()),
+                        other => crate::types::json::write_value(out, other),
                     }
                 }
                 Ok(())
             }
             (PlaceholderType::Object, Some(value @ Value::Object(_))) => {
-                out.push_str(&value.to_string());
+                crate::types::json::write_value(out, value);
                 Ok(())
             }
             (_, Some(value)) => Err(wrong(json_type(value))),

@@ -184,7 +184,7 @@ fn error_parts(value: &Value) -> Option<(String, String)> {
     let message = err
         .get("message")
         .and_then(Value::as_str)
-        .map_or_else(|| err.to_string(), str::to_string);
+        .map_or_else(|| crate::types::json::to_string(err), str::to_string);
     Some((kind, message))
 }
 
@@ -266,7 +266,7 @@ impl StreamAccumulator {
                         let start_input = block
                             .get("input")
                             .filter(|v| !v.is_null())
-                            .map(Value::to_string)
+                            .map(crate::types::json::to_string)
                             .unwrap_or_default();
                         self.tools.insert(
                             index,
@@ -317,8 +317,8 @@ impl StreamAccumulator {
             }
             "message_stop" => self.done = true,
             "error" => {
-                let (kind, message) =
-                    error_parts(&event).unwrap_or_else(|| ("error".into(), event.to_string()));
+                let (kind, message) = error_parts(&event)
+                    .unwrap_or_else(|| ("error".into(), crate::types::json::to_string(&event)));
                 return Err(reported_error(&kind, &message));
             }
             _ => {}
@@ -433,7 +433,7 @@ pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
                     arguments: block
                         .get("input")
                         .filter(|v| !v.is_null())
-                        .map_or_else(|| "{}".into(), Value::to_string),
+                        .map_or_else(|| "{}".into(), crate::types::json::to_string),
                 });
             }
             _ => {}

@@ -86,7 +86,9 @@ pub fn tool_instructions(tools: &[ToolSpec]) -> String {
     for tool in tools {
         text.push_str(&format!(
             "- {}: {} Arguments (JSON schema): {}\n",
-            tool.name, tool.description, tool.parameters
+            tool.name,
+            tool.description,
+            crate::types::json::to_string(&*tool.parameters)
         ));
     }
     text

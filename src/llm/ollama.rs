@@ -147,7 +147,7 @@ impl StreamAccumulator {
             let arguments = match f.get("arguments") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => "{}".into(),
-                Some(other) => other.to_string(),
+                Some(other) => crate::types::json::to_string(other),
             };
             let n = self.response.tool_calls.len();
             let id = call
@@ -222,7 +222,7 @@ fn error_text(err: &Value) -> String {
         other => other
             .get("message")
             .and_then(Value::as_str)
-            .map_or_else(|| other.to_string(), str::to_string),
+            .map_or_else(|| crate::types::json::to_string(other), str::to_string),
     }
 }
 
@@ -281,7 +281,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
         Ok(v) => v
             .get("error")
             .map(error_text)
-            .or_else(|| Some(v.to_string())),
+            .or_else(|| Some(crate::types::json::to_string(&v))),
         Err(_) => Some(body.trim().to_string()),
     }
     .filter(|d| !d.trim().is_empty());

@@ -148,7 +148,7 @@ pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
                     let name = f.get("name")?.as_str()?.to_string();
                     let arguments = match f.get("arguments") {
                         Some(Value::String(s)) => s.clone(),
-                        Some(other) => other.to_string(),
+                        Some(other) => crate::types::json::to_string(other),
                         None => "{}".into(),
                     };
                     let id = c
@@ -185,7 +185,7 @@ fn text_of(v: &Value) -> String {
             .iter()
             .filter_map(|p| p.get("text").and_then(Value::as_str))
             .collect(),
-        other => other.to_string(),
+        other => crate::types::json::to_string(other),
     }
 }
 
@@ -214,8 +214,8 @@ fn error_text(err: &Value) -> String {
             .get("message")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .unwrap_or_else(|| err.to_string()),
-        other => other.to_string(),
+            .unwrap_or_else(|| crate::types::json::to_string(err)),
+        other => crate::types::json::to_string(other),
     }
 }
 
@@ -353,7 +353,7 @@ impl StreamAccumulator {
                 match f.get("arguments") {
                     Some(Value::String(s)) => slot.arguments.push_str(s),
                     Some(Value::Null) | None => {}
-                    Some(other) => slot.arguments.push_str(&other.to_string()),
+                    Some(other) => crate::types::json::write_value(&mut slot.arguments, other),
                 }
             }
         }

@@ -46,12 +46,11 @@ pub fn prepared_call() -> ToolCall {
     ToolCall {
         id: PREPARED_CALL_ID.to_string(),
         name: EXPLAIN_TEXT_WITH_CONTEXT.to_string(),
-        arguments: crate::types::json::json!({
+        arguments: crate::types::json::to_string(&crate::types::json::json!({
             "text": "selection",
             "context": "paragraph, headings, title, URL and language",
             "reasoning": PREPARED_THOUGHT,
-        })
-        .to_string(),
+        })),
     }
 }
 

@@ -44,7 +44,7 @@ pub fn tool_call_in_text(text: &str, tools: &[String]) -> Option<TextCall> {
             .find_map(|k| obj.get(*k))
         {
             Some(Value::String(s)) => s.clone(),
-            Some(v @ Value::Object(_)) => v.to_string(),
+            Some(v @ Value::Object(_)) => crate::types::json::to_string(v),
             None => "{}".to_string(),
             Some(_) => return None,
         };

@@ -47,7 +47,7 @@ fn described(call: &ToolCall) -> String {
             obj.remove(REASONING);
             crate::types::json::to_string(&Value::Object(obj))
         }
-        Ok(other) => other.to_string(),
+        Ok(other) => crate::types::json::to_string(&other),
         Err(_) if call.arguments.trim().is_empty() => "{}".to_string(),
         Err(_) => call
             .arguments

@@ -195,7 +195,7 @@ impl StreamAccumulator {
             let message = err
                 .get("message")
                 .and_then(Value::as_str)
-                .map_or_else(|| err.to_string(), str::to_string);
+                .map_or_else(|| crate::types::json::to_string(err), str::to_string);
             let mut e = LlmError::new(
                 status_kind(err).unwrap_or(LlmErrorKind::Server),
                 format!("Gemini stopped the reply with an error: {message}"),
@@ -273,7 +273,7 @@ impl StreamAccumulator {
                     arguments: call
                         .get("args")
                         .filter(|a| !a.is_null())
-                        .map_or_else(|| "{}".into(), Value::to_string),
+                        .map_or_else(|| "{}".into(), crate::types::json::to_string),
                 });
             }
         }
@@ -430,7 +430,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
         Some(e) => e
             .get("message")
             .and_then(Value::as_str)
-            .map_or_else(|| e.to_string(), str::to_string),
+            .map_or_else(|| crate::types::json::to_string(e), str::to_string),
         None => body.trim().to_string(),
     };
     let detail = (!detail.trim().is_empty()).then_some(detail);
