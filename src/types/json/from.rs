@@ -211,9 +211,22 @@ impl<T: FromJson, S: std::hash::BuildHasher + Default> FromJson for HashMap<Stri
 
 /// A unit enum written as its name (`types::names::named_enum!`).
 pub fn named<T: crate::types::names::Named>(value: Value) -> Result<T, Error> {
+    let index = name_index(value, T::NAMES)?;
+    // `named_enum!` lists each variant with its name: the two lists have the same length.
+    T::VARIANTS
+        .get(index)
+        .copied()
+        .ok_or_else(|| Error::new("a variant without a name"))
+}
+
+/// Where the name `value` holds is in `names` (not generic: one copy for every unit enum).
+#[inline(never)]
+fn name_index(value: Value, names: &'static [&'static str]) -> Result<usize, Error> {
     match value {
-        Value::String(name) => crate::types::names::from_name(&name)
-            .ok_or_else(|| Error::unknown_variant(&name, T::NAMES)),
+        Value::String(name) => names
+            .iter()
+            .position(|n| *n == name)
+            .ok_or_else(|| Error::unknown_variant(&name, names)),
         other => Err(Error::invalid_type(&other, "variant identifier")),
     }
 }
