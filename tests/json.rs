@@ -48,6 +48,9 @@ twins! {
         pub other: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub flag: bool,
+        /// A name the writer must escape (the derive's other path for keys).
+        #[serde(default, rename = "we\"ird\\\n")]
+        pub weird: u32,
     }
 
     #[serde(deny_unknown_fields)]

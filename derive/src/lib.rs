@@ -623,8 +623,8 @@ fn write_named(fields: &[Field], access: &dyn Fn(&syn::Member) -> TokenStream) -
             let write = if f.attrs.flatten() {
                 quote!(#json::ToJson::write_fields(#value, __obj);)
             } else {
-                let name = f.attrs.name().serialize_name().value.clone();
-                quote!(__obj.field(#name, #value);)
+                let name = &f.attrs.name().serialize_name().value;
+                field_write(name, &value)
             };
             match f.attrs.skip_serializing_if() {
                 Some(skip) => quote!(if !#skip(#value) { #write }),
@@ -724,6 +724,13 @@ fn write_enum(
                 __inner.end();
             }
         };
+        // The key of the enum's tag (internally or adjacently tagged), quoted.
+        let tag_write = match container.attrs.tag() {
+            TagType::Internal { tag } | TagType::Adjacent { tag, .. } => {
+                field_write(tag, &quote!(#name))
+            }
+            _ => quote!(),
+        };
         // What the variant writes into an object (`None`: it is not written as one).
         let members: Option<TokenStream> =
             match (container.attrs.tag(), v.style, v.attrs.untagged()) {
@@ -745,15 +752,13 @@ fn write_enum(
                     let inner = struct_into(quote!(__obj.out()));
                     Some(quote! { __obj.key(#name); #inner })
                 }
-                (TagType::Internal { tag }, Style::Unit, _) => {
-                    Some(quote!(__obj.field(#tag, #name);))
-                }
-                (TagType::Internal { tag }, Style::Newtype, _) => Some(quote! {
-                    __obj.field(#tag, #name);
+                (TagType::Internal { .. }, Style::Unit, _) => Some(tag_write.clone()),
+                (TagType::Internal { .. }, Style::Newtype, _) => Some(quote! {
+                    #tag_write
                     #json::ToJson::write_fields(__v0, __obj);
                 }),
-                (TagType::Internal { tag }, Style::Struct, _) => Some(quote! {
-                    __obj.field(#tag, #name);
+                (TagType::Internal { .. }, Style::Struct, _) => Some(quote! {
+                    #tag_write
                     #fields_of
                 }),
                 (TagType::Internal { .. }, Style::Tuple, _) => {
@@ -762,7 +767,7 @@ fn write_enum(
                         "serde cannot write a tuple variant of an internally tagged enum",
                     ))
                 }
-                (TagType::Adjacent { tag, content }, style, _) => {
+                (TagType::Adjacent { content, .. }, style, _) => {
                     let content_write = match style {
                         Style::Unit => quote!(),
                         Style::Newtype => quote!(__obj.field(#content, __v0);),
@@ -776,7 +781,7 @@ fn write_enum(
                         }
                     };
                     Some(quote! {
-                        __obj.field(#tag, #name);
+                        #tag_write
                         #content_write
                     })
                 }
@@ -817,4 +822,15 @@ fn write_enum(
             }
         },
     ))
+}
+
+/// Writes field `name` with `value` into `__obj`: by `field_plain` when the name needs no
+/// escaping in JSON (checked here, once), else by `field`.
+fn field_write(name: &str, value: &TokenStream) -> TokenStream {
+    let plain = name.chars().all(|c| c >= ' ' && c != '"' && c != '\\');
+    if plain {
+        quote!(__obj.field_plain(#name, #value);)
+    } else {
+        quote!(__obj.field(#name, #value);)
+    }
 }

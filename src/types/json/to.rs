@@ -74,6 +74,22 @@ impl<'a> Obj<'a> {
         value.write_json(self.0.out);
     }
 
+    /// Writes `"name":` for a `name` that needs no escaping (the derive checked it when it
+    /// ran), so saving a state does not scan the derived writers' keys again.
+    #[inline(never)]
+    pub fn key_plain(&mut self, name: &str) {
+        let out = self.0.next();
+        out.push('"');
+        out.push_str(name);
+        out.push_str("\":");
+    }
+
+    /// Writes a field whose name needs no escaping ([`Obj::key_plain`]).
+    pub fn field_plain<T: ToJson + ?Sized>(&mut self, name: &str, value: &T) {
+        self.key_plain(name);
+        value.write_json(self.0.out);
+    }
+
     /// Where a value after [`Obj::key`] is written.
     pub fn out(&mut self) -> &mut String {
         self.0.out
