@@ -86,6 +86,13 @@ impl<T: ToValue> ToValue for Vec<T> {
     }
 }
 
+/// Puts `key: value` into `map` (not generic, and not inlined: one call per member of every
+/// `json!` object instead of the key's allocation, the insert and the old value's drop).
+#[inline(never)]
+pub fn put(map: &mut Map<String, Value>, key: &str, value: Value) {
+    map.insert(key.to_owned(), value);
+}
+
 /// An empty array's items (a function, so that clippy does not read the macro's pushes as a
 /// `vec![]` to write).
 pub fn items() -> Vec<Value> {
@@ -122,10 +129,10 @@ macro_rules! json {
         $crate::types::json::json!(@member $map $key () ($($rest)*));
     };
     (@member $map:ident $key:tt ($($value:tt)+) ($(,)?)) => {
-        $map.insert(::std::string::String::from($key), $crate::types::json::json!($($value)+));
+        $crate::types::json::build::put(&mut $map, ::core::convert::AsRef::<str>::as_ref(&$key), $crate::types::json::json!($($value)+));
     };
     (@member $map:ident $key:tt ($($value:tt)+) (, $($rest:tt)+)) => {
-        $map.insert(::std::string::String::from($key), $crate::types::json::json!($($value)+));
+        $crate::types::json::build::put(&mut $map, ::core::convert::AsRef::<str>::as_ref(&$key), $crate::types::json::json!($($value)+));
         $crate::types::json::json!(@object $map () ($($rest)+));
     };
     (@member $map:ident $key:tt ($($value:tt)*) ($next:tt $($rest:tt)*)) => {
