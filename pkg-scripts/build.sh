@@ -87,7 +87,8 @@ esbuild="$KL_ROOT/node_modules/.bin/esbuild"
 # into loads and stores (an access that would have wrapped around now traps). --converge
 # repeats the passes until the module stops shrinking (+10 s per build). Together -3.2 KB
 # gzipped (README, Benchmarks).
-wasm_opt_flags=(-Oz --low-memory-unused --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+wasm_opt_flags=(-Oz --low-memory-unused --converge
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-reference-types --enable-multivalue
   --strip-debug --strip-producers --strip-target-features)
 # Bump when the recipe below changes, so old stamps do not match.

@@ -1,4 +1,4 @@
-//! [`json!`]: `crate::types::json::json!`'s syntax, building the [`Value`] without serde.
+//! [`json!`]: `serde_json::json!`'s syntax, building the [`Value`] without serde.
 //! serde_json's macro turns every interpolated expression into a `Value` through
 //! `serde_json::to_value`, a serde serializer the module needed for nothing else; this one
 //! goes through [`ToValue`], which the few types the crate interpolates implement directly.
@@ -99,10 +99,10 @@ pub fn items() -> Vec<Value> {
     Vec::new()
 }
 
-/// A JSON value from JSON-like syntax, as `crate::types::json::json!` writes it: objects with string
-/// literal keys, arrays, `null`, and any expression whose type is [`ToValue`] (up to the next
-/// comma at its level).
-///
+/// A JSON value from JSON-like syntax, as `serde_json::json!` writes it: objects whose keys
+/// are string literals or variables (anything that is `AsRef<str>`), arrays, `null`, and any
+/// expression whose type is [`ToValue`] (up to the next comma at its level). The tests below
+/// hold it to serde_json's macro.
 macro_rules! json {
     (null) => {
         ::serde_json::Value::Null
