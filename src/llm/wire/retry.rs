@@ -3,7 +3,7 @@
 /// The longest wait taken from a server: 10 minutes.
 const CAP_MS: u64 = 600_000;
 
-/// `Retry-After` in seconds, as milliseconds (at most [`CAP_MS`]): decimal digits with an
+/// `Retry-After` in seconds, as milliseconds (at most ten minutes): decimal digits with an
 /// optional fraction (`2`, `0.5`, `1.25`; digits past the millisecond are dropped). The
 /// HTTP-date form and anything else are treated as absent. Read without floats: core's float
 /// parser and its 10 KB table of powers of five were in the module for this one header.
