@@ -123,7 +123,7 @@ mod tests {
 
         #[test]
         fn embedded_block_is_found(prefix in "[a-zA-Z .,]{0,40}", suffix in "[a-zA-Z .,]{0,40}", go in any::<bool>(), answer in "[a-zA-Z0-9 .]{1,40}") {
-            let block = crate::types::json::json!({"should_continue": go, "final_answer": answer}).to_string();
+            let block = json!({"should_continue": go, "final_answer": answer}).to_string();
             let parsed = parse(&format!("{prefix}{block}{suffix}")).expect("block present");
             prop_assert_eq!(parsed.should_continue, go);
             let want = answer.trim();

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::types::json::json;
+use crate::types::json::{self, json};
 
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -82,11 +82,7 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
             .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
             .collect();
     }
-    HttpRequest::post_json(
-        endpoint(config),
-        headers(config),
-        crate::types::json::to_string(&body),
-    )
+    HttpRequest::post_json(endpoint(config), headers(config), json::to_string(&body))
 }
 
 /// A prompt-cache breakpoint: the prefix up to and including the block that carries it is
@@ -184,7 +180,7 @@ fn error_parts(value: &Value) -> Option<(String, String)> {
     let message = err
         .get("message")
         .and_then(Value::as_str)
-        .map_or_else(|| crate::types::json::to_string(err), str::to_string);
+        .map_or_else(|| json::to_string(err), str::to_string);
     Some((kind, message))
 }
 
@@ -318,7 +314,7 @@ impl StreamAccumulator {
             "message_stop" => self.done = true,
             "error" => {
                 let (kind, message) = error_parts(&event)
-                    .unwrap_or_else(|| ("error".into(), crate::types::json::to_string(&event)));
+                    .unwrap_or_else(|| ("error".into(), json::to_string(&event)));
                 return Err(reported_error(&kind, &message));
             }
             _ => {}

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::types::json::json;
+use crate::types::json::{self, json};
 
 use super::doctor;
 use super::openai::{bearer_headers, function_tools};
@@ -51,7 +51,7 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     HttpRequest::post_json(
         endpoint(config),
         bearer_headers(config),
-        crate::types::json::to_string(&body),
+        json::to_string(&body),
     )
 }
 
@@ -147,7 +147,7 @@ impl StreamAccumulator {
             let arguments = match f.get("arguments") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => "{}".into(),
-                Some(other) => crate::types::json::to_string(other),
+                Some(other) => json::to_string(other),
             };
             let n = self.response.tool_calls.len();
             let id = call
@@ -222,7 +222,7 @@ fn error_text(err: &Value) -> String {
         other => other
             .get("message")
             .and_then(Value::as_str)
-            .map_or_else(|| crate::types::json::to_string(other), str::to_string),
+            .map_or_else(|| json::to_string(other), str::to_string),
     }
 }
 
@@ -281,7 +281,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
         Ok(v) => v
             .get("error")
             .map(error_text)
-            .or_else(|| Some(crate::types::json::to_string(&v))),
+            .or_else(|| Some(json::to_string(&v))),
         Err(_) => Some(body.trim().to_string()),
     }
     .filter(|d| !d.trim().is_empty());

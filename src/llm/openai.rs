@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::types::json::json;
+use crate::types::json::{self, json};
 
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -73,11 +73,7 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     if request.stream {
         headers.push(("accept".into(), "text/event-stream".into()));
     }
-    HttpRequest::post_json(
-        endpoint(config),
-        headers,
-        crate::types::json::to_string(&body),
-    )
+    HttpRequest::post_json(endpoint(config), headers, json::to_string(&body))
 }
 
 fn message_json(m: &super::ChatMessage) -> Value {
@@ -148,7 +144,7 @@ pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
                     let name = f.get("name")?.as_str()?.to_string();
                     let arguments = match f.get("arguments") {
                         Some(Value::String(s)) => s.clone(),
-                        Some(other) => crate::types::json::to_string(other),
+                        Some(other) => json::to_string(other),
                         None => "{}".into(),
                     };
                     let id = c
@@ -185,7 +181,7 @@ fn text_of(v: &Value) -> String {
             .iter()
             .filter_map(|p| p.get("text").and_then(Value::as_str))
             .collect(),
-        other => crate::types::json::to_string(other),
+        other => json::to_string(other),
     }
 }
 
@@ -214,8 +210,8 @@ fn error_text(err: &Value) -> String {
             .get("message")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .unwrap_or_else(|| crate::types::json::to_string(err)),
-        other => crate::types::json::to_string(other),
+            .unwrap_or_else(|| json::to_string(err)),
+        other => json::to_string(other),
     }
 }
 
@@ -353,7 +349,7 @@ impl StreamAccumulator {
                 match f.get("arguments") {
                     Some(Value::String(s)) => slot.arguments.push_str(s),
                     Some(Value::Null) | None => {}
-                    Some(other) => crate::types::json::write_value(&mut slot.arguments, other),
+                    Some(other) => json::write_value(&mut slot.arguments, other),
                 }
             }
         }

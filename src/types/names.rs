@@ -17,8 +17,14 @@ pub trait Named: Copy + 'static {
 
 /// The variant of `T` named `name`, if there is one.
 pub fn from_name<T: Named>(name: &str) -> Option<T> {
-    let index = T::NAMES.iter().position(|n| *n == name)?;
-    T::VARIANTS.get(index).copied()
+    T::VARIANTS.get(index_of(T::NAMES, name)?).copied()
+}
+
+/// Where `name` is in `names` (the variant's index). Not generic: the one name lookup of
+/// every unit enum, for `from_name`, serde's visitor and `types::json`'s decoder.
+#[inline(never)]
+pub fn index_of(names: &[&str], name: &str) -> Option<usize> {
+    names.iter().position(|n| *n == name)
 }
 
 /// Decodes a [`Named`] enum from its name.
@@ -41,8 +47,7 @@ impl Visitor<'_> for NameVisitor {
     }
 
     fn visit_str<E: de::Error>(self, value: &str) -> Result<usize, E> {
-        (self.0.iter().position(|name| *name == value))
-            .ok_or_else(|| E::unknown_variant(value, self.0))
+        index_of(self.0, value).ok_or_else(|| E::unknown_variant(value, self.0))
     }
 }
 

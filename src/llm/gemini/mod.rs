@@ -27,7 +27,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::types::json::json;
+use crate::types::json::{self, json};
 
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -149,7 +149,7 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     HttpRequest::post_json(
         endpoint(config, request.stream),
         key_header(config),
-        crate::types::json::to_string(&body),
+        json::to_string(&body),
     )
 }
 
@@ -195,7 +195,7 @@ impl StreamAccumulator {
             let message = err
                 .get("message")
                 .and_then(Value::as_str)
-                .map_or_else(|| crate::types::json::to_string(err), str::to_string);
+                .map_or_else(|| json::to_string(err), str::to_string);
             let mut e = LlmError::new(
                 status_kind(err).unwrap_or(LlmErrorKind::Server),
                 format!("Gemini stopped the reply with an error: {message}"),
@@ -430,7 +430,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
         Some(e) => e
             .get("message")
             .and_then(Value::as_str)
-            .map_or_else(|| crate::types::json::to_string(e), str::to_string),
+            .map_or_else(|| json::to_string(e), str::to_string),
         None => body.trim().to_string(),
     };
     let detail = (!detail.trim().is_empty()).then_some(detail);

@@ -223,9 +223,7 @@ pub fn named<T: crate::types::names::Named>(value: Value) -> Result<T, Error> {
 #[inline(never)]
 fn name_index(value: Value, names: &'static [&'static str]) -> Result<usize, Error> {
     match value {
-        Value::String(name) => names
-            .iter()
-            .position(|n| *n == name)
+        Value::String(name) => crate::types::names::index_of(names, &name)
             .ok_or_else(|| Error::unknown_variant(&name, names)),
         other => Err(Error::invalid_type(&other, "variant identifier")),
     }
