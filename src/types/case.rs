@@ -56,26 +56,55 @@ const RANGES: [(u32, u8, u8, i32); 184] = [
     (0x1e900, 33, 1, 34),
 ];
 
-/// `text` case-folded: `text.to_lowercase()`, with every `ς` as `σ`.
+/// `text` case-folded: `text.to_lowercase()`, with every `ς` as `σ`. Runs of ASCII (most of
+/// a European page) are copied and lowered in place, a run at a time.
 pub fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    let mut rest = text;
+    loop {
+        // A byte loop, not `position`: the size-first build would call a closure per byte.
+        let bytes = rest.as_bytes();
+        let mut ascii = 0;
+        while ascii < bytes.len() && bytes[ascii] < 0x80 {
+            ascii += 1;
+        }
+        let start = out.len();
+        out.push_str(&rest[..ascii]);
+        out[start..].make_ascii_lowercase();
+        rest = &rest[ascii..];
+        let mut chars = rest.chars();
+        let Some(c) = chars.next() else {
+            return out;
+        };
         match c {
-            'A'..='Z' => out.push(c.to_ascii_lowercase()),
-            '\0'..='\x7f' => out.push(c),
+            // Latin-1, most of the accents of a European page, without the table.
+            '\u{c0}'..='\u{de}' if c != '\u{d7}' => {
+                out.push(char::from_u32(u32::from(c) + 32).unwrap_or(c));
+            }
+            '\u{80}'..='\u{ff}' => out.push(c),
             '\u{130}' => out.push_str("i\u{307}"),
             'ς' | 'Σ' => out.push('σ'),
             c => out.push(lower(c)),
         }
+        rest = chars.as_str();
     }
-    out
 }
 
 /// `c` lowercased by [`RANGES`] (itself when it has no one-character lowercase there).
 fn lower(c: char) -> char {
     let code = u32::from(c);
-    let at = RANGES.partition_point(|&(first, ..)| first <= code);
-    let Some(&(first, count, step, delta)) = at.checked_sub(1).map(|i| &RANGES[i]) else {
+    // The last range starting at or before `code`, by bisection written out (the size-first
+    // build would call `partition_point`'s closure at every step).
+    let (mut low, mut high) = (0, RANGES.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if RANGES[mid].0 <= code {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    let Some(&(first, count, step, delta)) = low.checked_sub(1).map(|i| &RANGES[i]) else {
         return c;
     };
     let offset = code - first;
