@@ -3,8 +3,6 @@
 //! trusted contexts only). The API keys (the model's and the search provider's) never enter
 //! session state, events or exports.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 use serde_json::Value;
 
@@ -16,6 +14,7 @@ use crate::search::{SearchConfig, SearchProvider};
 use crate::state::config::{PriceSource, ReadingLevel, RunConfig, RunPrices};
 use crate::types::events::Finite;
 use crate::types::json::{FromJson, ToJson};
+use crate::types::VecMap;
 
 /// Storage key of the settings record.
 pub const SETTINGS_KEY: &str = "settings";
@@ -163,7 +162,7 @@ pub struct Settings {
     /// Its prices, if the user set them.
     pub prices: UserPrices,
     /// The connection fields last saved for each provider (the one in use included).
-    pub profiles: BTreeMap<Provider, Profile>,
+    pub profiles: VecMap<Provider, Profile>,
     /// Stream replies.
     pub stream: bool,
     /// Token budget per run.
@@ -203,7 +202,7 @@ impl Default for Settings {
             api_key: String::new(),
             context_window: 0,
             prices: UserPrices::default(),
-            profiles: BTreeMap::new(),
+            profiles: VecMap::new(),
             stream: true,
             token_budget: RunConfig::default().token_budget,
             input_ack_timeout_secs: RunConfig::default().input_ack_timeout_ms / 1000,

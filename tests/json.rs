@@ -5,8 +5,6 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::collections::BTreeMap;
-
 use knowledgelens::types::json::{decode, DecodeError, FromJson};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -77,7 +75,7 @@ twins! {
         #[serde(default)]
         pub flag: bool,
         #[serde(default)]
-        pub map: BTreeMap<String, i64>,
+        pub map: knowledgelens::types::VecMap<String, i64>,
         #[serde(default)]
         pub number: f64,
     }

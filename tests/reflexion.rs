@@ -232,7 +232,10 @@ fn a_repeated_error_type_asks_for_an_alternative() {
     assert_eq!(found.len(), 2);
     assert!(!found[0].1, "the first of its type asks for a fix");
     assert!(found[1].1, "the second of its type asks for an alternative");
-    assert_eq!(out.state.memory.error_counts["invalid_arguments"], 2);
+    assert_eq!(
+        out.state.memory.error_counts.get("invalid_arguments"),
+        Some(&2)
+    );
     let requests = out.llm.requests.borrow();
     let retry = requests.last().expect("the retry");
     let notes: Vec<&str> = user_texts(retry)

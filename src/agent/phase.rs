@@ -361,10 +361,10 @@ pub fn begin(state: &mut SessionState, system: &str, phase: Phase) -> bool {
         }
         None => {
             if !phase.continue_context {
-                let resets = state.context_resets.entry(label.clone()).or_default();
+                let resets = state.context_resets.get_or_default(label.clone());
                 *resets = resets.saturating_add(1);
             }
-            let history = state.contexts.entry(label).or_default();
+            let history = state.contexts.get_or_default(label);
             if !phase.continue_context {
                 history.clear();
             }

@@ -3,8 +3,6 @@
 //! is unusable, and loop detection (the same call giving the same result again and again).
 //! Pure: no browser access, no clock.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::types::json::json;
@@ -14,7 +12,7 @@ use crate::state::trajectory::Item;
 use crate::state::SessionState;
 use crate::tools::{ToolError, ToolErrorKind, REASONING};
 use crate::types::json_text::json_objects;
-use crate::types::ToolCall;
+use crate::types::{ToolCall, VecMap};
 
 /// The `response_format` name of reflection calls.
 pub const SCHEMA_NAME: &str = "reflection";
@@ -206,8 +204,8 @@ pub fn same_call(a: &ToolCall, name: &str, arguments: &str) -> bool {
 /// Calls not run as repeated are not counted.
 pub fn identical_results(state: &SessionState, call: &ToolCall) -> usize {
     let blocked = repeated_text(&call.name);
-    let mut calls: BTreeMap<&str, &ToolCall> = BTreeMap::new();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut calls: VecMap<&str, &ToolCall> = VecMap::new();
+    let mut counts: VecMap<&str, usize> = VecMap::new();
     for entry in &state.trajectory {
         match &entry.item {
             Item::ToolCall { call: c } => {
@@ -220,7 +218,7 @@ pub fn identical_results(state: &SessionState, call: &ToolCall) -> usize {
                     .get(call_id.as_str())
                     .is_some_and(|c| same_call(c, &call.name, &call.arguments));
                 if same {
-                    *counts.entry(content.as_str()).or_insert(0) += 1;
+                    *counts.get_or_default(content.as_str()) += 1;
                 }
             }
             _ => {}

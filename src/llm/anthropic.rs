@@ -8,11 +8,10 @@
 //! <https://docs.anthropic.com/en/docs/build-with-claude/streaming>,
 //! <https://docs.anthropic.com/en/api/errors>.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::types::json::{self, json};
+use crate::types::VecMap;
 
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -211,7 +210,7 @@ struct ToolBlock {
 pub struct StreamAccumulator {
     content: String,
     /// Tool-use blocks by index.
-    tools: BTreeMap<u64, ToolBlock>,
+    tools: VecMap<u64, ToolBlock>,
     input: Option<u64>,
     /// The part of `input` read from the prompt cache.
     cached: Option<u64>,

@@ -3,11 +3,10 @@
 //! stream accumulation, and [`OpenAiWire`], its [`WireFormat`] for
 //! [`super::wire::HttpLlm`]. Wire format: <https://platform.openai.com/docs/api-reference/chat>.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::types::json::{self, json};
+use crate::types::VecMap;
 
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -251,7 +250,7 @@ pub const MAX_STREAMED_TOOL_CALLS: u64 = 64;
 pub struct StreamAccumulator {
     response: ChatResponse,
     /// Tool calls by their stream `index` (at most [`MAX_STREAMED_TOOL_CALLS`]).
-    calls: BTreeMap<u64, ToolCall>,
+    calls: VecMap<u64, ToolCall>,
     /// Payloads that were not a chunk of this format (not JSON, or fields of the wrong type).
     unreadable: usize,
     done: bool,
@@ -334,7 +333,7 @@ impl StreamAccumulator {
                     ),
                 ));
             }
-            let slot = self.calls.entry(index).or_insert_with(|| ToolCall {
+            let slot = self.calls.get_or_insert_with(index, || ToolCall {
                 id: format!("call_{index}"),
                 name: String::new(),
                 arguments: String::new(),

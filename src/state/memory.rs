@@ -2,12 +2,10 @@
 //! actions, and how often each kind of error happened. Persisted with the session, bounded,
 //! and read back when a failed action is retried. Pure data: no browser access.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::types::json::{FromJson, ToJson};
-use crate::types::ToolCall;
+use crate::types::{ToolCall, VecMap};
 
 /// Most reflections kept per session (the oldest go first).
 pub const MAX_REFLECTIONS: usize = 20;
@@ -50,7 +48,7 @@ pub struct EpisodicMemory {
     pub reflections: Vec<Reflection>,
     /// How often each error type was reflected on.
     #[serde(default)]
-    pub error_counts: BTreeMap<String, u32>,
+    pub error_counts: VecMap<String, u32>,
     /// A failure of the current reply's calls, reflected on once the reply's other calls
     /// have run (a reflection between them would split the calls from their results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,8 +75,7 @@ impl EpisodicMemory {
     pub fn store(&mut self, reflection: Reflection) -> u32 {
         let count = self
             .error_counts
-            .entry(reflection.error_type.clone())
-            .or_insert(0);
+            .get_or_default(reflection.error_type.clone());
         *count += 1;
         let count = *count;
         self.reflections.push(reflection);

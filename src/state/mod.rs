@@ -17,7 +17,7 @@ pub use persist::*;
 use serde::Serialize;
 
 use crate::types::json::{FromJson, ToJson};
-use crate::types::{ToolCall, Usage};
+use crate::types::{ToolCall, Usage, VecMap};
 use config::RunConfig;
 use trajectory::{Entry, ErrorInfo, Item, Metrics};
 
@@ -344,12 +344,12 @@ pub struct SessionState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub research: Option<research::ResearchRun>,
     /// Conversation histories of the bounded phases' context labels (`""`: primary).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub contexts: std::collections::BTreeMap<String, Vec<crate::types::ChatMessage>>,
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub contexts: VecMap<String, Vec<crate::types::ChatMessage>>,
     /// How many times this run started a context label afresh (`continue_context = false`):
     /// part of the label's prompt-cache key, so a reset context gets a key of its own.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub context_resets: std::collections::BTreeMap<String, u32>,
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub context_resets: VecMap<String, u32>,
     /// The sources the final answer cites, in the order it first cites them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<sources::Source>,
@@ -427,8 +427,8 @@ impl SessionState {
             queued_calls: Vec::new(),
             phase: None,
             research: None,
-            contexts: std::collections::BTreeMap::new(),
-            context_resets: std::collections::BTreeMap::new(),
+            contexts: VecMap::new(),
+            context_resets: VecMap::new(),
             sources: Vec::new(),
             last_prompt_tokens: 0,
             nonce: String::new(),

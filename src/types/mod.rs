@@ -17,6 +17,7 @@ pub mod secrets;
 pub mod source;
 pub mod text;
 pub mod tokens;
+pub mod vec_map;
 
 pub use chat::{
     ChatMessage, ChatRequest, ChatResponse, JsonSchemaFormat, Role, ToolCall, ToolSpec, Usage,
@@ -25,3 +26,4 @@ pub use error::{ErrorInfo, LlmError, LlmErrorKind, PageReadError, RunErrorKind};
 pub use image::Image;
 pub use page::{PageInfo, Selection, SelectionError};
 pub use search::{SearchError, SearchErrorKind, SearchResult};
+pub use vec_map::VecMap;

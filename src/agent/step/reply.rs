@@ -198,7 +198,7 @@ pub(super) fn phase_reply(
         .unwrap_or_default();
     let mut said = ChatMessage::new(Role::Assistant, reply.content.clone());
     said.tool_calls = calls.clone();
-    state.contexts.entry(label).or_default().push(said);
+    state.contexts.get_or_default(label).push(said);
     if let Some(phase) = state.phase.as_mut() {
         phase.result.final_text = reply.content.trim().to_string();
     }

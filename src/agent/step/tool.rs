@@ -87,7 +87,7 @@ pub(super) fn record_result(
             let seen = prompts::tool_content(state, &call.name, ok, &content);
             let mut message = ChatMessage::new(Role::Tool, seen);
             message.tool_call_id = Some(call.id.clone());
-            state.contexts.entry(label).or_default().push(message);
+            state.contexts.get_or_default(label).push(message);
         }
     }
     record(

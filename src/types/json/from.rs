@@ -1,12 +1,13 @@
 //! [`FromJson`] and its implementations for the JSON data model's values and the standard
 //! containers.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::{Error, Fields};
+use crate::types::VecMap;
 
 /// A value that decodes from a parsed JSON [`Value`].
 pub trait FromJson: Sized {
@@ -241,9 +242,9 @@ impl JsonKey for String {
     }
 }
 
-impl<K: JsonKey + Ord, T: FromJson> FromJson for BTreeMap<K, T> {
+impl<K: JsonKey + Ord, T: FromJson> FromJson for VecMap<K, T> {
     fn from_json(value: Value) -> Result<Self, Error> {
-        let mut decoded = BTreeMap::new();
+        let mut decoded = Self::new();
         for (k, v) in entries(value)? {
             let v = T::from_json(v).map_err(|e| e.in_field(&k))?;
             let key = K::from_key(k.clone()).map_err(|e| e.in_field(&k))?;
@@ -253,7 +254,7 @@ impl<K: JsonKey + Ord, T: FromJson> FromJson for BTreeMap<K, T> {
     }
 
     fn placeholder() -> Self {
-        BTreeMap::new()
+        Self::new()
     }
 }
 

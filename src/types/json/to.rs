@@ -1,12 +1,13 @@
 //! [`ToJson`]: writing JSON text, the other half of the codec, for the same reason (one
 //! small writer per type, no serializer generated per type and format).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::value::write_value;
+use crate::types::VecMap;
 
 /// A value that writes itself as JSON text, exactly as its derived `serde::Serialize` does
 /// through `serde_json::to_string` (`tests/json.rs` checks that on the crate's types).
@@ -321,7 +322,7 @@ impl ToJsonKey for String {
     }
 }
 
-impl<K: ToJsonKey, T: ToJson> ToJson for BTreeMap<K, T> {
+impl<K: ToJsonKey, T: ToJson> ToJson for VecMap<K, T> {
     fn write_json(&self, out: &mut String) {
         let mut obj = Obj::new(out);
         for (k, v) in self {
