@@ -9,11 +9,10 @@
 //! and its result) the call and its result are written as text, because both vendors
 //! reject tool blocks without a matching tool definition or partner block.
 
-use std::collections::{HashMap, HashSet};
-
 use serde_json::Value;
 
 use crate::types::json::json;
+use crate::types::VecMap;
 
 use super::{ChatRequest, Role};
 
@@ -100,15 +99,19 @@ fn valid_id(id: &str) -> bool {
 
 /// Reshapes `request`'s messages into alternating turns.
 pub(crate) fn conversation(request: &ChatRequest) -> Conversation {
-    let offered: HashSet<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+    let offered: VecMap<&str, ()> = request
+        .tools
+        .iter()
+        .map(|t| (t.name.as_str(), ()))
+        .collect();
     let mut system: Vec<&str> = Vec::new();
     let mut turns: Vec<Turn> = Vec::new();
     // Native calls of the latest assistant message still waiting for their result:
     // original id -> (request id, name).
-    let mut pending: HashMap<String, (String, String)> = HashMap::new();
+    let mut pending: VecMap<String, (String, String)> = VecMap::new();
     // Every call's name by original id, for results written as text.
-    let mut names: HashMap<String, String> = HashMap::new();
-    let mut used: HashSet<String> = HashSet::new();
+    let mut names: VecMap<String, String> = VecMap::new();
+    let mut used: VecMap<String, ()> = VecMap::new();
     let mut fresh = 0usize;
     let messages = &request.messages;
     for (i, m) in messages.iter().enumerate() {
@@ -130,35 +133,35 @@ pub(crate) fn conversation(request: &ChatRequest) -> Conversation {
             }
             Role::Assistant => {
                 pending.clear();
-                let answered: HashSet<&str> = messages[i + 1..]
+                let answered: VecMap<&str, ()> = messages[i + 1..]
                     .iter()
                     .take_while(|n| n.role == Role::Tool)
-                    .filter_map(|n| n.tool_call_id.as_deref())
+                    .filter_map(|n| Some((n.tool_call_id.as_deref()?, ())))
                     .collect();
                 if !m.content.trim().is_empty() {
                     blocks.push(Block::Text(m.content.clone()));
                 }
                 for call in &m.tool_calls {
                     names.insert(call.id.clone(), call.name.clone());
-                    let native = offered.contains(call.name.as_str())
-                        && answered.contains(call.id.as_str())
+                    let native = offered.contains_key(call.name.as_str())
+                        && answered.contains_key(call.id.as_str())
                         && !pending.contains_key(&call.id);
                     if !native {
                         blocks.push(Block::Text(call_text(&call.name, &call.arguments)));
                         continue;
                     }
-                    let id = if valid_id(&call.id) && !used.contains(&call.id) {
+                    let id = if valid_id(&call.id) && !used.contains_key(&call.id) {
                         call.id.clone()
                     } else {
                         loop {
                             let candidate = format!("call_kl{fresh}");
                             fresh += 1;
-                            if !used.contains(&candidate) {
+                            if !used.contains_key(&candidate) {
                                 break candidate;
                             }
                         }
                     };
-                    used.insert(id.clone());
+                    used.insert(id.clone(), ());
                     pending.insert(call.id.clone(), (id.clone(), call.name.clone()));
                     blocks.push(Block::Call {
                         id,

@@ -6,10 +6,10 @@
 //! the crate brings a tokenizer, stemmers and stop-word lists the wasm would carry. Pure.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 use super::passages::{split, Passage};
+use super::terms::Terms;
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -19,7 +19,7 @@ const B: f32 = 0.75;
 pub struct PageIndex {
     passages: Vec<Passage>,
     /// Word -> (passage, occurrences) in passage order.
-    postings: HashMap<String, Vec<(u32, u32)>, Fnv>,
+    postings: Terms,
     /// Words per passage.
     lengths: Vec<u32>,
     average_length: f32,
@@ -41,7 +41,7 @@ impl PageIndex {
     /// Splits `text` into passages and indexes them.
     pub fn build(text: &str) -> Self {
         let passages = split(text);
-        let mut postings: HashMap<String, Vec<(u32, u32)>, Fnv> = HashMap::default();
+        let mut postings = Terms::default();
         let mut lengths = Vec::with_capacity(passages.len());
         let mut lowered = String::new();
         for (i, passage) in passages.iter().enumerate() {
@@ -69,12 +69,7 @@ impl PageIndex {
                 let same = |&&(h, w): &&(u64, &str)| h == hash && w == word;
                 let run = found[at..].iter().take_while(same).count();
                 let n = u32::try_from(run).unwrap_or(u32::MAX);
-                match postings.get_mut(word) {
-                    Some(list) => list.push((id, n)),
-                    None => {
-                        postings.insert(word.to_string(), vec![(id, n)]);
-                    }
-                }
+                postings.push(hash, word, (id, n));
                 at += run;
             }
         }
@@ -127,7 +122,7 @@ impl PageIndex {
         let mut scores = vec![0f32; self.passages.len()];
         let mut matched = vec![0u16; self.passages.len()];
         for term in &terms {
-            let Some(list) = self.postings.get(*term) else {
+            let Some(list) = self.postings.get(term) else {
                 continue;
             };
             let df = list.len() as f32;
@@ -167,11 +162,8 @@ impl PageIndex {
     }
 }
 
-/// FNV-1a as the index's hasher: words are short and not chosen to collide with each other
-/// (a page could only slow its own index down), and it is several times faster than SipHash.
-type Fnv = BuildHasherDefault<FnvHasher>;
-
-/// FNV-1a, 64 bits.
+/// FNV-1a, 64 bits: the index's hash of words (short, and not chosen to collide with each
+/// other: a page could only slow its own index down; several times faster than SipHash).
 pub struct FnvHasher(u64);
 
 impl Default for FnvHasher {
@@ -194,7 +186,7 @@ impl Hasher for FnvHasher {
 }
 
 /// The FNV-1a hash of `word`.
-fn fnv(word: &str) -> u64 {
+pub(super) fn fnv(word: &str) -> u64 {
     let mut hasher = FnvHasher::default();
     hasher.write(word.as_bytes());
     hasher.finish()

@@ -6,6 +6,7 @@
 pub mod index;
 pub mod passages;
 pub mod sections;
+mod terms;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -7,14 +7,12 @@
 //! <https://www.mediawiki.org/wiki/API:Cross-site_requests>,
 //! <https://www.mediawiki.org/wiki/API:Errors_and_warnings>.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use super::{clamp_limit, encode_component, json_object, result, str_at, SearchConfig};
 use super::{status_error, SearchProvider};
 use crate::ports::HttpRequest;
-use crate::types::{SearchError, SearchResult};
+use crate::types::{SearchError, SearchResult, VecMap};
 
 const PROVIDER: SearchProvider = SearchProvider::Wikipedia;
 
@@ -157,7 +155,7 @@ pub fn parse_search(
 
 /// Page title -> plain-text intro, from a `prop=extracts` reply (titles the server
 /// normalised are mapped back to the ones asked for).
-pub fn parse_extracts(body: &str) -> Result<HashMap<String, String>, SearchError> {
+pub fn parse_extracts(body: &str) -> Result<VecMap<String, String>, SearchError> {
     let value = json_object(PROVIDER, body)?;
     if let Some(err) = reported_error(&value) {
         return Err(err);
@@ -170,7 +168,7 @@ pub fn parse_extracts(body: &str) -> Result<HashMap<String, String>, SearchError
             .and_then(Value::as_array)
             .unwrap_or(&empty)
     };
-    let mut extracts: HashMap<String, String> = list("pages")
+    let mut extracts: VecMap<String, String> = list("pages")
         .iter()
         .filter_map(|page| {
             let title = str_at(page, &["title"]);
@@ -190,7 +188,7 @@ pub fn parse_extracts(body: &str) -> Result<HashMap<String, String>, SearchError
 /// `hits` with each page's intro as its content (a page without one keeps its snippet).
 pub fn with_extracts(
     hits: Vec<SearchResult>,
-    extracts: &HashMap<String, String>,
+    extracts: &VecMap<String, String>,
 ) -> Vec<SearchResult> {
     hits.into_iter()
         .map(|hit| match extracts.get(&hit.title) {

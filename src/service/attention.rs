@@ -6,12 +6,12 @@
 //! through the [`Notifier`] port.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::ports::{EventSink, Notification, Notifier, NotifyError, PopupOpened};
 use crate::protocol::SessionKey;
 use crate::types::events::{EventEnvelope, EventKind};
+use crate::types::VecMap;
 
 /// Notification ids of questions: this prefix plus the session key.
 pub const QUESTION_NOTIFICATION_PREFIX: &str = "knowledgelens-question:";
@@ -52,7 +52,7 @@ fn tab_of(key: SessionKey) -> Option<u64> {
 pub struct Attention {
     notifier: Rc<dyn Notifier>,
     ui_pages: Cell<u32>,
-    badges: RefCell<HashMap<SessionKey, String>>,
+    badges: RefCell<VecMap<SessionKey, String>>,
 }
 
 impl Attention {

@@ -3,12 +3,12 @@
 //! tabs whose sessions are deleted when their run ends.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::agent::{Inbox, StopSignal};
 use crate::protocol::SessionKey;
 use crate::state::SessionState;
+use crate::types::VecMap;
 
 /// A session registered as running in this worker: what its run is driven with. Until
 /// [`Registry::attach`] gives it a state, the session is claimed but has no live state.
@@ -31,8 +31,8 @@ struct Slot {
 /// The runs of this worker.
 #[derive(Default)]
 pub(super) struct Registry {
-    runs: RefCell<HashMap<SessionKey, Slot>>,
-    closed_tabs: RefCell<HashSet<SessionKey>>,
+    runs: RefCell<VecMap<SessionKey, Slot>>,
+    closed_tabs: RefCell<VecMap<SessionKey, ()>>,
 }
 
 impl Registry {
@@ -67,7 +67,7 @@ impl Registry {
     /// was closed meanwhile, so its session is to be deleted now.
     pub fn finish(&self, key: SessionKey) -> bool {
         self.runs.borrow_mut().remove(&key);
-        self.closed_tabs.borrow_mut().remove(&key)
+        self.closed_tabs.borrow_mut().remove(&key).is_some()
     }
 
     /// Whether a run of `key` goes on (or is being claimed) here.
@@ -107,7 +107,7 @@ impl Registry {
         if !self.stop(key) {
             return false;
         }
-        self.closed_tabs.borrow_mut().insert(key);
+        self.closed_tabs.borrow_mut().insert(key, ());
         true
     }
 }
