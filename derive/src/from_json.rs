@@ -2,7 +2,7 @@
 //! object one call each, and an enum's variant by its representation.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use serde_derive_internals::ast::{Container, Data, Field, Style, Variant};
 use serde_derive_internals::attr::{Default as FieldDefault, TagType};
 use syn::DeriveInput;
@@ -135,9 +135,12 @@ fn struct_body(
 
 /// Decodes named fields from `__fields` (a `json::Fields` in scope) into `ctor { ... }`.
 ///
-/// Each field is decoded straight into the value; a field that fails leaves a placeholder
-/// and its error in `__fields`, which `finish` returns once at the end. (A `?` per field
-/// made every field's error path drop the fields before it: most of a decoder's size.)
+/// Each field is a local that starts as its placeholder (or its default) and is decoded in
+/// place by `Fields::required` or `Fields::optional`, one non-generic function for every
+/// field of every type; a field that fails keeps its placeholder and leaves its error in
+/// `__fields`, which `finish` returns once at the end. (A `?` per field made every field's
+/// error path drop the fields before it; a generic call per field inlined each field's
+/// decoder into its type's: most of a decoder's size.)
 fn named_fields(
     container: &Container,
     fields: &[Field],
@@ -146,6 +149,8 @@ fn named_fields(
     let json = json_path();
     let container_default = container.attrs.default();
     let mut inits = Vec::new();
+    // The fields decoded, in order, each into its local.
+    let mut lets = Vec::new();
     let mut names = Vec::new();
     let mut flatten = None;
     let needs_default =
@@ -191,23 +196,19 @@ fn named_fields(
 
         // The short forms: one call each.
         if field.attrs.deserialize_with().is_none() && aliases.is_empty() {
-            match (&field_default, field.attrs.default()) {
-                (None, _) => {
-                    inits.push(quote!(#member: __fields.field::<#ty>(#wire)));
-                    continue;
-                }
-                (Some(_), FieldDefault::Default) => {
-                    inits.push(quote!(#member: __fields.field_or::<#ty>(#wire, ::core::default::Default::default)));
-                    continue;
-                }
-                (Some(default), _) => {
-                    inits.push(quote!(#member: match __fields.field_opt::<#ty>(#wire) {
-                        ::core::option::Option::Some(v) => v,
-                        ::core::option::Option::None => #default,
-                    }));
-                    continue;
-                }
-            }
+            let local = format_ident!("__f{}", lets.len());
+            lets.push(match &field_default {
+                None => quote! {
+                    let mut #local: #ty = <#ty as #json::FromJson>::placeholder();
+                    __fields.required(#wire, &mut #local);
+                },
+                Some(default) => quote! {
+                    let mut #local: #ty = #default;
+                    __fields.optional(#wire, &mut #local);
+                },
+            });
+            inits.push(quote!(#member: #local));
+            continue;
         }
 
         // The field's value if present (an Option), by its name or an alias.
@@ -233,14 +234,16 @@ fn named_fields(
                     .ok_or_else(|| #json::missing(#wire))?,
             }),
         };
-        inits.push(quote! {
-            #member: {
+        let local = format_ident!("__f{}", lets.len());
+        lets.push(quote! {
+            let #local: #ty = {
                 let __result = (|| -> ::core::result::Result<#ty, #json::Error> {
                     ::core::result::Result::Ok(#value)
                 })();
                 __fields.keep(__result)
-            }
+            };
         });
+        inits.push(quote!(#member: #local));
     }
     // The flattened field takes what is left, so it is decoded last.
     inits.extend(flatten);
@@ -257,6 +260,7 @@ fn named_fields(
     };
     Ok(quote! {
         #default
+        #(#lets)*
         let __value = #ctor { #(#inits),* };
         #deny
         __fields.finish()?;

@@ -39,11 +39,6 @@ impl Fields {
         }
     }
 
-    /// Field `name`, decoded; `default()` when it is absent (`#[serde(default)]`).
-    pub fn take_or<T: FromJson>(&mut self, name: &str, default: fn() -> T) -> Result<T, Error> {
-        Ok(self.take_opt(name)?.unwrap_or_else(default))
-    }
-
     /// Field `name`, removed (not generic, so not inlined into every decoder).
     #[inline(never)]
     fn remove(&mut self, name: &str) -> Option<Value> {
@@ -64,28 +59,29 @@ impl Fields {
         }
     }
 
-    /// Field `name`, decoded ([`Fields::take`]); after an error, which is kept for
-    /// [`Fields::finish`], a placeholder.
-    pub fn field<T: FromJson>(&mut self, name: &str) -> T {
-        let result = self.take(name);
-        self.keep(result)
+    /// Field `name` decoded into `slot`, which holds the field's placeholder; an absent
+    /// field is [`FromJson::absent`] or an error. An error is kept for [`Fields::finish`]
+    /// and leaves the placeholder. Not generic: every derived field of every type goes
+    /// through this one function and its type's [`Slot`] (README, Benchmarks).
+    #[inline(never)]
+    pub fn required(&mut self, name: &str, slot: &mut dyn Slot) {
+        let result = match self.remove(name) {
+            Some(value) => slot.decode(value).map_err(|e| e.in_field(name)),
+            None if slot.set_absent() => Ok(()),
+            None => Err(missing(name)),
+        };
+        if let Err(e) = result {
+            self.error.get_or_insert(e);
+        }
     }
 
-    /// Field `name`, decoded, or `default()` when absent ([`Fields::take_or`]); after an
-    /// error, kept for [`Fields::finish`], a placeholder.
-    pub fn field_or<T: FromJson>(&mut self, name: &str, default: fn() -> T) -> T {
-        let result = self.take_or(name, default);
-        self.keep(result)
-    }
-
-    /// Field `name`, decoded, if present; `None` when absent or after an error (kept for
-    /// [`Fields::finish`]).
-    pub fn field_opt<T: FromJson>(&mut self, name: &str) -> Option<T> {
-        match self.take_opt(name) {
-            Ok(value) => value,
-            Err(e) => {
-                self.error.get_or_insert(e);
-                None
+    /// Field `name` decoded into `slot`, which holds the field's default: an absent field
+    /// leaves it (`#[serde(default)]`). An error is kept for [`Fields::finish`].
+    #[inline(never)]
+    pub fn optional(&mut self, name: &str, slot: &mut dyn Slot) {
+        if let Some(value) = self.remove(name) {
+            if let Err(e) = slot.decode(value) {
+                self.error.get_or_insert(e.in_field(name));
             }
         }
     }
@@ -128,6 +124,34 @@ impl Fields {
         if let Some(unknown) = self.map.keys().next() {
             let unknown = Error::unknown_field(unknown, names);
             self.error.get_or_insert(unknown);
+        }
+    }
+}
+
+/// A field decoded in place ([`Fields::required`], [`Fields::optional`]): what a type's
+/// decoder is to the one non-generic field function.
+pub trait Slot {
+    /// Replaces the value with `value` decoded; an error leaves it.
+    fn decode(&mut self, value: Value) -> Result<(), Error>;
+
+    /// Replaces the value with what an absent field decodes as; `false` when absence is an
+    /// error ([`FromJson::absent`]).
+    fn set_absent(&mut self) -> bool;
+}
+
+impl<T: FromJson> Slot for T {
+    fn decode(&mut self, value: Value) -> Result<(), Error> {
+        *self = T::from_json(value)?;
+        Ok(())
+    }
+
+    fn set_absent(&mut self) -> bool {
+        match T::absent() {
+            Some(value) => {
+                *self = value;
+                true
+            }
+            None => false,
         }
     }
 }

@@ -7,7 +7,8 @@
 //! state, the requests and the settings that was about 80 KB of the gzipped wasm. A type
 //! that derives [`FromJson`] (`knowledgelens_derive`) instead takes its fields out of a
 //! parsed [`Value`] one call each: the text is parsed once by the one parser the wasm has,
-//! and each type's decoder is a short list of [`Fields::take`] calls. [`ToJson`] is the
+//! and each type's decoder is a short list of calls to [`Fields::required`] and
+//! [`Fields::optional`], which decode each field in place through its type's [`Slot`]. [`ToJson`] is the
 //! same on the way out: one small writer per type ([`Obj`], [`Arr`], [`write_str`]) instead
 //! of serde's `Serialize` through serde_json's encoder.
 //!
@@ -33,7 +34,7 @@ mod value;
 pub(crate) use build::json;
 pub use build::ToValue;
 pub use error::Error;
-pub use fields::{content, external, item, missing, no_variant_matched, tuple, unit, Fields};
+pub use fields::{content, external, item, missing, no_variant_matched, tuple, unit, Fields, Slot};
 pub use from::{named, FromJson, JsonKey};
 pub use knowledgelens_derive::{FromJson, ToJson};
 pub use to::{to_string, write_str, Arr, Obj, ToJson, ToJsonKey};
