@@ -449,6 +449,14 @@ impl<'a> Engine<'a> {
         let mut state = cell.borrow_mut();
         let before = state.trajectory.len();
         let result = apply(&mut state, &self.ctx(), out);
+        self.emit_transition(&mut state, before, out);
+        result
+    }
+
+    /// Emits a transition's events, then one `step_item` per trajectory entry from
+    /// `before` on (not generic: every transition shares it).
+    #[inline(never)]
+    fn emit_transition(&self, state: &mut SessionState, before: usize, out: &mut Out) {
         let mut events = std::mem::take(&mut out.events);
         events.extend(
             state
@@ -460,8 +468,7 @@ impl<'a> Engine<'a> {
                     item: entry.view(i),
                 }),
         );
-        self.emit_all(&mut state, events);
-        result
+        self.emit_all(state, events);
     }
 
     /// Emits events, each with the state's revision and the next `seq`.
