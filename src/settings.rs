@@ -70,7 +70,7 @@ impl UserPrices {
             {
                 // The number as JSON writes it: printing an f64 with `{}` would pull core's
                 // float formatting (14 KB) into the wasm for this one message.
-                let got = Value::from(v);
+                let got = crate::types::json::to_string(&Value::from(v));
                 return Err(InvalidSettings(format!(
                     "{name} must be between 0 and 10000 US$ per million tokens, or empty (got {got})."
                 )));
@@ -290,8 +290,8 @@ impl Settings {
     /// Decodes a stored record, migrating older versions step by step, and checks it as
     /// saving does ([`Settings::validated`]): what comes back is within every range.
     pub fn decode(text: &str) -> Result<Self, SettingsError> {
-        let mut value: Value =
-            serde_json::from_str(text).map_err(|e| SettingsError::Corrupted(e.to_string()))?;
+        let mut value: Value = crate::types::json::parse_value(text)
+            .map_err(|e| SettingsError::Corrupted(e.to_string()))?;
         if !value.is_object() {
             return Err(SettingsError::Corrupted("not an object".into()));
         }

@@ -299,7 +299,7 @@ pub fn grounding(state: &SessionState) -> Grounding {
 pub fn parse_summary(text: &str) -> Option<String> {
     let text = text.trim();
     let from_json = |candidate: &str| {
-        let value: serde_json::Value = serde_json::from_str(candidate).ok()?;
+        let value: serde_json::Value = crate::types::json::parse_value(candidate).ok()?;
         Some(value.get("summary")?.as_str()?.trim().to_string())
     };
     let summary = from_json(text)

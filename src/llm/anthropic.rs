@@ -228,7 +228,7 @@ impl StreamAccumulator {
     /// Applies one event's data; returns the answer text it added, if any. Data that is
     /// not JSON, `ping` and unknown events are ignored; an `error` event is an error.
     pub fn apply(&mut self, data: &str) -> Result<Option<String>, LlmError> {
-        let Ok(event) = serde_json::from_str::<Value>(data.trim()) else {
+        let Ok(event) = crate::types::json::parse_value(data.trim()) else {
             return Ok(None);
         };
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
@@ -385,7 +385,7 @@ impl StreamDecoder for StreamAccumulator {
 /// `usage`). A whole event stream (a JSON content type on a stream) is accepted too; a
 /// body that is not JSON is taken as plain text, never an error.
 pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
-    let Ok(value) = serde_json::from_str::<Value>(body) else {
+    let Ok(value) = crate::types::json::parse_value(body) else {
         let trimmed = body.trim_start();
         if trimmed.starts_with("event:") || trimmed.starts_with("data:") {
             return parse_event_stream(body);
@@ -468,7 +468,7 @@ fn parse_event_stream(body: &str) -> Result<ChatResponse, LlmError> {
 /// the body's error `type` (else the status; 529 `overloaded_error` is a retryable server
 /// failure), the detail from its `message`.
 pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError {
-    let parsed = serde_json::from_str::<Value>(body)
+    let parsed = crate::types::json::parse_value(body)
         .ok()
         .and_then(|v| error_parts(&v));
     let kind = parsed
@@ -486,7 +486,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
 
 /// Model ids from a `GET /v1/models` body (`{"data": [{"id": ...}]}`).
 pub fn parse_models(body: &str) -> Result<Vec<String>, LlmError> {
-    let value: Value = serde_json::from_str(body).map_err(|e| {
+    let value: Value = crate::types::json::parse_value(body).map_err(|e| {
         LlmError::new(
             LlmErrorKind::BadRequest,
             format!("The model list is not the JSON Anthropic sends (GET /v1/models): {e}"),

@@ -95,7 +95,8 @@ pub fn tool_instructions(tools: &[ToolSpec]) -> String {
 }
 
 fn call_text(name: &str, arguments: &str) -> String {
-    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::String(arguments.into()));
+    let args: Value =
+        crate::types::json::parse_value(arguments).unwrap_or(Value::String(arguments.into()));
     crate::types::json::to_string(&crate::types::json::json!({ "name": name, "arguments": args }))
 }
 

@@ -74,7 +74,7 @@ pub(crate) fn arguments_object(arguments: &str) -> Value {
     if text.is_empty() {
         return json!({});
     }
-    match serde_json::from_str::<Value>(text) {
+    match crate::types::json::parse_value(text) {
         Ok(Value::Object(map)) => Value::Object(map),
         Ok(other) => json!({ "value": other }),
         Err(_) => json!({ "value": text }),

@@ -279,6 +279,6 @@ impl Envelope {
     /// The envelope as a JSON value: the text the worker sends (`ToJson`, as `web::to_js`
     /// writes it), parsed, so tests of the service read exactly what the UI gets.
     pub fn to_value(&self) -> Value {
-        serde_json::from_str(&crate::types::json::to_string(self)).unwrap_or(Value::Null)
+        crate::types::json::parse_value(&crate::types::json::to_string(self)).unwrap_or(Value::Null)
     }
 }

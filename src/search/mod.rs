@@ -282,7 +282,7 @@ pub(crate) fn json_object(
     provider: SearchProvider,
     body: &str,
 ) -> Result<Value, crate::types::SearchError> {
-    match serde_json::from_str::<Value>(body) {
+    match crate::types::json::parse_value(body) {
         Ok(value) if value.is_object() => Ok(value),
         Ok(_) => Err(crate::types::SearchError::malformed(
             provider.label(),
@@ -323,7 +323,7 @@ pub fn error_detail(body: &str) -> String {
         &["detail"],
         &["error"],
     ];
-    let text = match serde_json::from_str::<Value>(body) {
+    let text = match crate::types::json::parse_value(body) {
         Ok(value) => PLACES
             .iter()
             .map(|path| str_at(&value, path))

@@ -162,8 +162,8 @@ pub async fn load_with_head(
 ) -> Result<SessionState, StateError> {
     if let Some(version) = legacy_version(text) {
         // An older record: migrate it, and store it in the current layout.
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+        let value: serde_json::Value = crate::types::json::parse_value(text)
+            .map_err(|e| StateError::Corrupted(e.to_string()))?;
         let mut state = migrate::to_current(value, version)?;
         if state.session != session {
             return Err(StateError::Corrupted(format!(

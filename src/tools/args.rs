@@ -41,7 +41,7 @@ pub fn with_reasoning(mut schema: Value) -> Value {
 /// object, or have no reasoning, come back unchanged (their own decoding judges them); a
 /// reasoning that is not a string is an invalid-arguments error.
 pub fn split_reasoning(arguments: &str) -> Result<(Option<String>, Cow<'_, str>), ToolError> {
-    let Ok(Value::Object(mut obj)) = serde_json::from_str::<Value>(arguments) else {
+    let Ok(Value::Object(mut obj)) = crate::types::json::parse_value(arguments) else {
         return Ok((None, Cow::Borrowed(arguments)));
     };
     let Some(reasoning) = take_reasoning(&mut obj)? else {
@@ -92,7 +92,7 @@ fn args_value(arguments: &str) -> Result<Value, ToolError> {
     if arguments.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    let mut value = serde_json::from_str::<Value>(arguments).map_err(|err| {
+    let mut value = crate::types::json::parse_value(arguments).map_err(|err| {
         ToolError::new(
             ToolErrorKind::InvalidArguments,
             format!("the arguments are not valid: {err}"),

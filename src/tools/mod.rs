@@ -230,7 +230,8 @@ impl ToolDefinition {
         for example in &self.examples {
             description.push_str(&format!(
                 "\nExample: {} — {}",
-                example.input, example.description
+                crate::types::json::to_string(&example.input),
+                example.description
             ));
         }
         ToolSpec {

@@ -31,7 +31,7 @@ impl TextCall {
 /// The first tool call in `text` naming one of `tools`. Never panics, whatever the text.
 pub fn tool_call_in_text(text: &str, tools: &[String]) -> Option<TextCall> {
     json_objects(text).find_map(|candidate| {
-        let value: Value = serde_json::from_str(candidate).ok()?;
+        let value: Value = crate::types::json::parse_value(candidate).ok()?;
         let obj = value.as_object()?;
         let name = ["name", "tool", "tool_name"]
             .iter()

@@ -137,6 +137,6 @@ pub fn format(stage: Stage) -> Option<JsonSchemaFormat> {
     };
     Some(JsonSchemaFormat {
         name: name.into(),
-        schema: serde_json::from_str(schema).ok()?,
+        schema: crate::types::json::parse_value(schema).ok()?,
     })
 }

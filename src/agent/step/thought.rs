@@ -42,7 +42,7 @@ fn reasoning_of(call: &ToolCall) -> Option<String> {
 
 /// "Calling {tool} with {arguments}".
 fn described(call: &ToolCall) -> String {
-    let arguments = match serde_json::from_str::<Value>(&call.arguments) {
+    let arguments = match crate::types::json::parse_value(&call.arguments) {
         Ok(Value::Object(mut obj)) => {
             obj.remove(REASONING);
             crate::types::json::to_string(&Value::Object(obj))

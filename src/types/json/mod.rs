@@ -28,6 +28,7 @@ pub(crate) mod build;
 mod error;
 mod fields;
 mod from;
+mod parse;
 mod to;
 mod value;
 
@@ -37,6 +38,7 @@ pub use error::Error;
 pub use fields::{content, external, item, missing, no_variant_matched, tuple, unit, Fields, Slot};
 pub use from::{named, FromJson, JsonKey};
 pub use knowledgelens_derive::{FromJson, ToJson};
+pub use parse::parse_value;
 pub use to::{to_string, write_str, Arr, Obj, ToJson, ToJsonKey};
 pub use value::{pretty, write_value};
 
@@ -44,22 +46,23 @@ use std::fmt;
 
 use serde_json::Value;
 
-/// `text` decoded as a `T`: parsed by serde_json (whose errors give the line and column),
+/// `text` decoded as a `T`: parsed by [`parse`] (whose errors give the line and column),
 /// then decoded by [`FromJson`].
 pub fn decode<T: FromJson>(text: &str) -> Result<T, DecodeError> {
     let value = parse(text)?;
     T::from_json(value).map_err(DecodeError::Invalid)
 }
 
-/// `text` parsed as JSON (not generic: the parser is compiled once).
+/// `text` parsed as JSON by the crate's parser ([`parse_value`]: what serde_json accepts,
+/// with its errors).
 pub fn parse(text: &str) -> Result<Value, DecodeError> {
-    serde_json::from_str(text).map_err(|e| DecodeError::Syntax(e.to_string()))
+    parse_value(text).map_err(DecodeError::Syntax)
 }
 
 /// Why [`decode`] failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DecodeError {
-    /// The text is not JSON (serde_json's message, with the line and column).
+    /// The text is not JSON (serde_json's words, with the line and column).
     Syntax(String),
     /// The JSON is not a valid value of the type.
     Invalid(Error),
