@@ -3,8 +3,6 @@
 //! not this computer), and the scrub that takes a key (and long pieces of it) out of whatever a
 //! server says, also when it arrives in streamed pieces.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
-
 /// What a scrubbed key (or piece of it) is replaced with.
 pub const KEY_MARK: &str = "[key]";
 
@@ -24,9 +22,9 @@ pub fn is_loopback_host(host: &str) -> bool {
         return true;
     }
     if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        return v6.parse::<Ipv6Addr>().is_ok_and(|ip| ip.is_loopback());
+        return super::ip::ipv6(v6) == Some([0, 0, 0, 0, 0, 0, 0, 1]);
     }
-    host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+    super::ip::ipv4(&host).is_some_and(|[first, ..]| first == 127)
 }
 
 /// The host of a URL's `host[:port]`, without the port.
