@@ -95,8 +95,11 @@ function csvRows(text) {
   return rows;
 }
 const run = (args) => execFileSync(twiggy, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
+// The named build's functions are named `f<place> <name>` (pkg-scripts/lib/function-order.mjs
+// --keep-names, so that they come out in the shipped order): the place is dropped here.
+const ownName = (name) => name.replace(/^f\d+ /, '');
 const items = csvRows(run(['top', '-n', '1000000', '--format', 'csv', named])).slice(1)
-  .map(([name, size]) => ({ name, size: Number(size) }));
+  .map(([name, size]) => ({ name: ownName(name), size: Number(size) }));
 const isNames = (name) => /subsection$|^custom section 'name' headers$/.test(name);
 const shippedSize = readFileSync(shipped).length;
 const namesBytes = items.filter((i) => isNames(i.name)).reduce((s, i) => s + i.size, 0);
@@ -158,7 +161,7 @@ function parseWasm(buf) {
     p = end;
   }
   return {
-    functions: bodies.map((body, i) => ({ name: fnNames.get(imported + i) ?? `code[${i}]`, body })),
+    functions: bodies.map((body, i) => ({ name: ownName(fnNames.get(imported + i) ?? `code[${i}]`), body })),
     data: data.map((body, i) => ({ name: dataNames.get(i) ?? `data[${i}]`, body })),
   };
 }
@@ -227,7 +230,7 @@ const lines = [
   'Value parser and writer (the typed JSON code is types::json\'s, counted in the areas above).',
   '',
   'Dominator tree, top (twiggy dominators -d 3 -r 25):',
-  run(['dominators', '-d', '3', '-r', '25', named]).trimEnd(),
+  run(['dominators', '-d', '3', '-r', '25', named]).trimEnd().replace(/⤷ f\d+ /g, '⤷ '),
   '',
 ];
 writeFileSync(outTxt, lines.join('\n'));

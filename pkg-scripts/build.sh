@@ -185,8 +185,11 @@ build_named() {
   for f in "${wasm_opt_flags[@]}"; do
     if [ "$f" = --strip-debug ]; then flags+=(--debuginfo --strip-dwarf); else flags+=("$f"); fi
   done
-  kl_run "$wasm_opt" "${flags[@]}" -o "$names_dir/named.wasm" "$names_dir/knowledgelens_bg.wasm"
-  rm -f "$names_dir/knowledgelens_bg.wasm"
+  # In the shipped order (function-order.mjs), each name kept after its place.
+  kl_run node pkg-scripts/lib/function-order.mjs --keep-names \
+    "$names_dir/knowledgelens_bg.wasm" "$names_dir/ordered.wasm"
+  kl_run "$wasm_opt" "${flags[@]}" -o "$names_dir/named.wasm" "$names_dir/ordered.wasm"
+  rm -f "$names_dir/knowledgelens_bg.wasm" "$names_dir/ordered.wasm"
 }
 
 # dist/ = extension/ + wasm/; the zip holds the same files.

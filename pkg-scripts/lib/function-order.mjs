@@ -1,7 +1,7 @@
 // Names the functions of a wasm module for the order they should have in the shipped file,
 // so that `wasm-opt --reorder-functions-by-name` lays like code next to like.
 //
-//   node pkg-scripts/lib/function-order.mjs IN.wasm OUT.wasm
+//   node pkg-scripts/lib/function-order.mjs [--keep-names] IN.wasm OUT.wasm
 //
 // gzip finds repeats only within the last 32 KB it read, and the linker leaves a type's
 // trait methods, its generic instances and its drop glue scattered across the module. Named
@@ -48,8 +48,9 @@ function leb(value) {
   return Buffer.from(out);
 }
 
-/** `bytes` (a wasm module) with each named function renamed to its place in the order. */
-export function renameForOrder(bytes) {
+/** `bytes` (a wasm module) with each named function renamed to its place in the order
+ * (`f` and the zero-padded place; with `keepNames`, then a space and its name). */
+export function renameForOrder(bytes, { keepNames = false } = {}) {
   bytes = Buffer.from(bytes);
   if (bytes.length < 8 || bytes.readUInt32LE(0) !== 0x6d736100) {
     throw new Error('not a wasm module');
@@ -80,7 +81,8 @@ export function renameForOrder(bytes) {
               let length;
               [index, p] = readLeb(content, p);
               [length, p] = readLeb(content, p);
-              names.push({ index, key: sortKey(content.subarray(p, p + length).toString()) });
+              const name = content.subarray(p, p + length).toString();
+              names.push({ index, name, key: sortKey(name) });
               p += length;
             }
             const order = [...names].sort((a, b) =>
@@ -90,8 +92,9 @@ export function renameForOrder(bytes) {
             const width = String(names.length).length;
             const parts = [leb(count)];
             // The map keeps its ascending index order; only the names change.
-            for (const { index } of names) {
-              const name = Buffer.from(`f${String(place.get(index)).padStart(width, '0')}`);
+            for (const { index, name: own } of names) {
+              const placed = `f${String(place.get(index)).padStart(width, '0')}`;
+              const name = Buffer.from(keepNames ? `${placed} ${own}` : placed);
               parts.push(leb(index), leb(name.length), name);
             }
             content = Buffer.concat(parts);
@@ -111,12 +114,14 @@ export function renameForOrder(bytes) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [input, output] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const keepNames = args[0] === '--keep-names';
+  const [input, output] = keepNames ? args.slice(1) : args;
   if (!input || !output) {
-    console.error('usage: node pkg-scripts/lib/function-order.mjs IN.wasm OUT.wasm');
+    console.error('usage: node pkg-scripts/lib/function-order.mjs [--keep-names] IN.wasm OUT.wasm');
     process.exit(2);
   }
-  const { bytes, renamed } = renameForOrder(readFileSync(input));
+  const { bytes, renamed } = renameForOrder(readFileSync(input), { keepNames });
   if (renamed === 0) {
     console.error(`${input} has no function names: build it with its name section kept`);
     process.exit(1);

@@ -99,3 +99,9 @@ test('a module without names is left as it is, and other input is refused', () =
   assert.deepEqual(bytes, input);
   assert.throws(() => renameForOrder(Buffer.from('not wasm at all')), /not a wasm module/);
 });
+
+test('with keepNames each place is followed by the function's own name', () => {
+  const { input } = module(['z::b', 'a::a']);
+  const { bytes } = renameForOrder(input, { keepNames: true });
+  assert.deepEqual(namesOf(bytes), ['f1 z::b', 'f0 a::a']);
+});
