@@ -100,7 +100,7 @@ test('a module without names is left as it is, and other input is refused', () =
   assert.throws(() => renameForOrder(Buffer.from('not wasm at all')), /not a wasm module/);
 });
 
-test('with keepNames each place is followed by the function's own name', () => {
+test('with keepNames each place is followed by the own name of the function', () => {
   const { input } = module(['z::b', 'a::a']);
   const { bytes } = renameForOrder(input, { keepNames: true });
   assert.deepEqual(namesOf(bytes), ['f1 z::b', 'f0 a::a']);
