@@ -14,9 +14,9 @@ pub(crate) fn expand(_input: &DeriveInput, container: &Container) -> syn::Result
 
     let ident = &container.ident;
     let name = ident.to_string();
-    let body = match &container.data {
+    let (body, into) = match &container.data {
         Data::Struct(style, fields) => struct_body(container, *style, fields, &name)?,
-        Data::Enum(variants) => enum_body(container, variants, &name)?,
+        Data::Enum(variants) => (enum_body(container, variants, &name)?, None),
     };
 
     let json = json_path();
@@ -30,11 +30,20 @@ pub(crate) fn expand(_input: &DeriveInput, container: &Container) -> syn::Result
     let (de_impl_generics, _, _) = de_generics.split_for_impl();
 
     let placeholder = placeholder_body(container)?;
+    let decode_into = into.map(|into| {
+        quote! {
+            fn decode_into(&mut self, value: ::serde_json::Value) -> ::core::result::Result<(), #json::Error> {
+                #into
+            }
+        }
+    });
     Ok(quote! {
         impl #impl_generics #json::FromJson for #ident #ty_generics #where_clause {
             fn from_json(value: ::serde_json::Value) -> ::core::result::Result<Self, #json::Error> {
                 #body
             }
+
+            #decode_into
 
             fn placeholder() -> Self {
                 #placeholder
@@ -89,12 +98,14 @@ fn refuse_unsupported(container: &Container) -> syn::Result<()> {
     Ok(())
 }
 
+/// `from_json`'s body and, for a struct with named fields, `decode_into`'s (which
+/// `from_json` then calls on a placeholder).
 fn struct_body(
     container: &Container,
     style: Style,
     fields: &[Field],
     name: &str,
-) -> syn::Result<TokenStream> {
+) -> syn::Result<(TokenStream, Option<TokenStream>)> {
     let json = json_path();
     if container.attrs.transparent() {
         let inner = transparent_field(container, fields)?;
@@ -103,62 +114,96 @@ fn struct_body(
             let member = &f.member;
             quote!(#member: ::core::default::Default::default())
         });
-        return Ok(quote! {
-            ::core::result::Result::Ok(Self {
-                #member: #json::FromJson::from_json(value)?,
-                #(#others,)*
-            })
-        });
+        return Ok((
+            quote! {
+                ::core::result::Result::Ok(Self {
+                    #member: #json::FromJson::from_json(value)?,
+                    #(#others,)*
+                })
+            },
+            None,
+        ));
     }
-    match style {
+    let body = match style {
         Style::Struct => {
             let expected = format!("struct {name}");
-            let fields_code = named_fields(container, fields, quote!(Self))?;
-            Ok(quote! {
-                let mut __fields = #json::Fields::of(value, #expected)?;
-                #fields_code
-            })
+            let fields_code = named_fields(container, fields, Target::InPlace)?;
+            return Ok((
+                quote! {
+                    let mut __out = <Self as #json::FromJson>::placeholder();
+                    #json::FromJson::decode_into(&mut __out, value)?;
+                    ::core::result::Result::Ok(__out)
+                },
+                Some(quote! {
+                    let mut __fields = #json::Fields::of(value, #expected)?;
+                    #fields_code
+                }),
+            ));
         }
-        Style::Newtype => Ok(quote! {
+        Style::Newtype => quote! {
             ::core::result::Result::Ok(Self(#json::FromJson::from_json(value)?))
-        }),
+        },
         Style::Tuple => {
             let expected = format!("tuple struct {name} with {} elements", fields.len());
-            Ok(tuple_fields(fields.len(), &expected, quote!(Self)))
+            tuple_fields(fields.len(), &expected, quote!(Self))
         }
-        Style::Unit => Ok(quote! {
+        Style::Unit => quote! {
             #json::unit(::core::option::Option::Some(value))?;
             ::core::result::Result::Ok(Self)
-        }),
-    }
+        },
+    };
+    Ok((body, None))
 }
 
-/// Decodes named fields from `__fields` (a `json::Fields` in scope) into `ctor { ... }`.
+/// Where [`named_fields`] decodes to: a value built at the end (`ctor { ... }`, for an enum's
+/// struct variant), or the fields of `self` in place (a struct's `decode_into`).
+enum Target {
+    Ctor(TokenStream),
+    InPlace,
+}
+
+/// Decodes named fields from `__fields` (a `json::Fields` in scope) into `target`.
 ///
-/// Each field is a local that starts as its placeholder (or its default) and is decoded in
-/// place by `Fields::required` or `Fields::optional`, one non-generic function for every
-/// field of every type; a field that fails keeps its placeholder and leaves its error in
-/// `__fields`, which `finish` returns once at the end. (A `?` per field made every field's
-/// error path drop the fields before it; a generic call per field inlined each field's
-/// decoder into its type's: most of a decoder's size.)
+/// Each field is decoded in place by `Fields::required` or `Fields::optional`, one
+/// non-generic function for every field of every type, into its slot: `self`'s field (which
+/// holds a placeholder, or its default, first), or a local that starts as one. A field that
+/// fails keeps that value and leaves its error in `__fields`, which `finish` returns once at
+/// the end. (A `?` per field made every field's error path drop the fields before it; a
+/// generic call per field inlined each field's decoder into its type's; a value built from
+/// locals moved every field once more: most of a decoder's size.)
 fn named_fields(
     container: &Container,
     fields: &[Field],
-    ctor: TokenStream,
+    target: Target,
 ) -> syn::Result<TokenStream> {
     let json = json_path();
+    let in_place = matches!(target, Target::InPlace);
     let container_default = container.attrs.default();
     let mut inits = Vec::new();
-    // The fields decoded, in order, each into its local.
-    let mut lets = Vec::new();
+    // The fields decoded, in order, each into its slot.
+    let mut steps = Vec::new();
     let mut names = Vec::new();
     let mut flatten = None;
     let needs_default =
         !container_default.is_none() && fields.iter().any(|f| f.attrs.default().is_none());
 
-    for field in fields {
+    for (i, field) in fields.iter().enumerate() {
         let member = &field.member;
         let ty = field.ty;
+        let local = format_ident!("__f{}", i);
+        // The field's slot, and how it is set to a value.
+        let slot = if in_place {
+            quote!(self.#member)
+        } else {
+            quote!(#local)
+        };
+        let set = |value: TokenStream| {
+            if in_place {
+                quote!(self.#member = #value;)
+            } else {
+                quote!(let mut #local: #ty = #value;)
+            }
+        };
         let field_default = match field.attrs.default() {
             FieldDefault::Default => Some(quote!(::core::default::Default::default())),
             FieldDefault::Path(path) => Some(quote!(#path())),
@@ -167,10 +212,13 @@ fn named_fields(
                 _ => Some(quote!(__default.#member)),
             },
         };
+        if !in_place {
+            inits.push(quote!(#member: #local));
+        }
         if field.attrs.skip_deserializing() {
             let value =
                 field_default.unwrap_or_else(|| quote!(::core::default::Default::default()));
-            inits.push(quote!(#member: #value));
+            steps.push(set(value));
             continue;
         }
         if field.attrs.flatten() {
@@ -180,7 +228,7 @@ fn named_fields(
                     "FromJson implements one #[serde(flatten)] field per struct",
                 ));
             }
-            flatten = Some(quote!(#member: __fields.flattened::<#ty>()));
+            flatten = Some(set(quote!(__fields.flattened::<#ty>())));
             continue;
         }
         let wire = field.attrs.name().deserialize_name().value.clone();
@@ -196,18 +244,17 @@ fn named_fields(
 
         // The short forms: one call each.
         if field.attrs.deserialize_with().is_none() && aliases.is_empty() {
-            let local = format_ident!("__f{}", lets.len());
-            lets.push(match &field_default {
-                None => quote! {
-                    let mut #local: #ty = <#ty as #json::FromJson>::placeholder();
-                    __fields.required(#wire, &mut #local);
-                },
-                Some(default) => quote! {
-                    let mut #local: #ty = #default;
-                    __fields.optional(#wire, &mut #local);
-                },
+            steps.push(match &field_default {
+                None if in_place => quote!(__fields.required(#wire, &mut #slot);),
+                None => {
+                    let init = set(quote!(<#ty as #json::FromJson>::placeholder()));
+                    quote! { #init __fields.required(#wire, &mut #slot); }
+                }
+                Some(default) => {
+                    let init = set(default.clone());
+                    quote! { #init __fields.optional(#wire, &mut #slot); }
+                }
             });
-            inits.push(quote!(#member: #local));
             continue;
         }
 
@@ -234,19 +281,15 @@ fn named_fields(
                     .ok_or_else(|| #json::missing(#wire))?,
             }),
         };
-        let local = format_ident!("__f{}", lets.len());
-        lets.push(quote! {
-            let #local: #ty = {
-                let __result = (|| -> ::core::result::Result<#ty, #json::Error> {
-                    ::core::result::Result::Ok(#value)
-                })();
-                __fields.keep(__result)
-            };
-        });
-        inits.push(quote!(#member: #local));
+        steps.push(set(quote! {{
+            let __result = (|| -> ::core::result::Result<#ty, #json::Error> {
+                ::core::result::Result::Ok(#value)
+            })();
+            __fields.keep(__result)
+        }}));
     }
     // The flattened field takes what is left, so it is decoded last.
-    inits.extend(flatten);
+    steps.extend(flatten);
 
     let deny = if container.attrs.deny_unknown_fields() {
         quote!(__fields.deny_unknown(&[#(#names),*]);)
@@ -258,13 +301,21 @@ fn named_fields(
     } else {
         quote!()
     };
-    Ok(quote! {
-        #default
-        #(#lets)*
-        let __value = #ctor { #(#inits),* };
-        #deny
-        __fields.finish()?;
-        ::core::result::Result::Ok(__value)
+    Ok(match target {
+        Target::InPlace => quote! {
+            #default
+            #(#steps)*
+            #deny
+            __fields.finish()
+        },
+        Target::Ctor(ctor) => quote! {
+            #default
+            #(#steps)*
+            let __value = #ctor { #(#inits),* };
+            #deny
+            __fields.finish()?;
+            ::core::result::Result::Ok(__value)
+        },
     })
 }
 
@@ -399,7 +450,7 @@ fn enum_body(container: &Container, variants: &[Variant], name: &str) -> syn::Re
                         Style::Newtype => quote! {
                             ::core::result::Result::Ok(Self::#ident(#json::FromJson::from_json(__fields.rest())?))
                         },
-                        Style::Struct => named_fields(container, &v.fields, quote!(Self::#ident))?,
+                        Style::Struct => named_fields(container, &v.fields, Target::Ctor(quote!(Self::#ident)))?,
                         Style::Tuple => {
                             return Err(syn::Error::new_spanned(
                                 v.original,
@@ -464,7 +515,7 @@ fn external_variant(container: &Container, v: &Variant, name: &str) -> syn::Resu
             }
         }
         Style::Struct => {
-            let fields = named_fields(container, &v.fields, quote!(Self::#ident))?;
+            let fields = named_fields(container, &v.fields, Target::Ctor(quote!(Self::#ident)))?;
             quote! {
                 let mut __fields = #json::Fields::of(#json::content(__content, #expected)?, #expected)?;
                 #fields
@@ -491,7 +542,7 @@ fn untagged_variant(container: &Container, v: &Variant, name: &str) -> syn::Resu
         }
         Style::Struct => {
             let expected = format!("struct variant {name}::{ident}");
-            let fields = named_fields(container, &v.fields, quote!(Self::#ident))?;
+            let fields = named_fields(container, &v.fields, Target::Ctor(quote!(Self::#ident)))?;
             quote! {
                 let mut __fields = #json::Fields::of(value, #expected)?;
                 #fields

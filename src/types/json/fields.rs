@@ -141,8 +141,7 @@ pub trait Slot {
 
 impl<T: FromJson> Slot for T {
     fn decode(&mut self, value: Value) -> Result<(), Error> {
-        *self = T::from_json(value)?;
-        Ok(())
+        self.decode_into(value)
     }
 
     fn set_absent(&mut self) -> bool {

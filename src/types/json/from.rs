@@ -20,6 +20,15 @@ pub trait FromJson: Sized {
         None
     }
 
+    /// Decodes `value` into `self`, which holds a value of the type (a placeholder, a
+    /// default): the same outcome as `from_json`, written in place. The derive writes it for
+    /// structs with named fields (each field decoded straight into its place); on an error
+    /// `self` holds a partly decoded value, which the caller drops.
+    fn decode_into(&mut self, value: Value) -> Result<(), Error> {
+        *self = Self::from_json(value)?;
+        Ok(())
+    }
+
     /// A value that stands in for a field that failed to decode, so that a decoder can go
     /// on without an early return per field (the first error is kept and returned once,
     /// and the value holding the stand-in is dropped). Never handed out.
