@@ -19,3 +19,10 @@ pub mod notifier;
 pub mod pages;
 pub mod random;
 pub mod storage;
+
+/// The heap: Talc instead of the default wasm allocator (dlmalloc), which is larger and
+/// slower in the wasm (README, Benchmarks). Single-threaded: the module is built without the
+/// `atomics` feature.
+#[cfg(not(target_feature = "atomics"))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
