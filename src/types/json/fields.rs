@@ -61,8 +61,9 @@ impl Fields {
 
     /// Field `name` decoded into `slot`, which holds the field's placeholder; an absent
     /// field is [`FromJson::absent`] or an error. An error is kept for [`Fields::finish`]
-    /// and leaves the placeholder. Not generic: every derived field of every type goes
-    /// through this one function and its type's [`Slot`] (README, Benchmarks).
+    /// (the slot may then hold a partly decoded value, which the caller drops). Not
+    /// generic: every derived field of every type goes through this one function and its
+    /// type's [`Slot`] (README, Benchmarks).
     #[inline(never)]
     pub fn required(&mut self, name: &str, slot: &mut dyn Slot) {
         let result = match self.remove(name) {
@@ -131,7 +132,8 @@ impl Fields {
 /// A field decoded in place ([`Fields::required`], [`Fields::optional`]): what a type's
 /// decoder is to the one non-generic field function.
 pub trait Slot {
-    /// Replaces the value with `value` decoded; an error leaves it.
+    /// Replaces the value with `value` decoded ([`FromJson::decode_into`]); after an error
+    /// the value may be partly decoded.
     fn decode(&mut self, value: Value) -> Result<(), Error>;
 
     /// Replaces the value with what an absent field decodes as; `false` when absence is an
