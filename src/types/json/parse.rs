@@ -66,6 +66,7 @@ impl Code {
 /// message with its line and column.
 pub fn parse_value(text: &str) -> Result<Value, String> {
     let mut parser = Parser {
+        text,
         bytes: text.as_bytes(),
         at: 0,
         depth: 128,
@@ -80,6 +81,8 @@ pub fn parse_value(text: &str) -> Result<Value, String> {
 type Parsed<T> = Result<T, String>;
 
 struct Parser<'a> {
+    text: &'a str,
+    /// `text`'s bytes.
     bytes: &'a [u8],
     /// The next byte to read.
     at: usize,
@@ -250,7 +253,7 @@ impl Parser<'_> {
 
     /// A string's content after its `"`, and the closing `"`.
     fn string(&mut self) -> Parsed<String> {
-        let mut out = Vec::new();
+        let mut out = String::new();
         let mut start = self.at;
         loop {
             while let Some(&b) = self.bytes.get(self.at) {
@@ -262,7 +265,9 @@ impl Parser<'_> {
             let Some(b) = self.peek() else {
                 return Err(self.error(Code::EofString));
             };
-            out.extend_from_slice(&self.bytes[start..self.at]);
+            // Both ends are at ASCII bytes (a quote, a backslash, a control character, or
+            // just after an escape): character boundaries of the text.
+            out.push_str(&self.text[start..self.at]);
             self.at += 1;
             match b {
                 b'"' => break,
@@ -271,13 +276,11 @@ impl Parser<'_> {
             }
             start = self.at;
         }
-        // The text was a `str` and escapes push whole characters (a lone surrogate is an
-        // error), so the bytes are UTF-8.
-        Ok(String::from_utf8(out).unwrap_or_default())
+        Ok(out)
     }
 
     /// An escape after its `\`, appended to `out`.
-    fn escape(&mut self, out: &mut Vec<u8>) -> Parsed<()> {
+    fn escape(&mut self, out: &mut String) -> Parsed<()> {
         let Some(b) = self.next() else {
             return Err(self.error(Code::EofString));
         };
@@ -293,12 +296,12 @@ impl Parser<'_> {
             b'u' => return self.unicode_escape(out),
             _ => return Err(self.error(Code::InvalidEscape)),
         };
-        out.push(byte);
+        out.push(char::from(byte));
         Ok(())
     }
 
     /// A `\u` escape after its `u` (a surrogate pair is two of them), appended to `out`.
-    fn unicode_escape(&mut self, out: &mut Vec<u8>) -> Parsed<()> {
+    fn unicode_escape(&mut self, out: &mut String) -> Parsed<()> {
         let n = self.hex4()?;
         let c = match n {
             0xDC00..=0xDFFF => return Err(self.error(Code::LoneLeadingSurrogate)),
@@ -322,9 +325,8 @@ impl Parser<'_> {
             }
             _ => u32::from(n),
         };
-        let mut buf = [0; 4];
-        let c = char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER);
-        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        // Never a surrogate here (both kinds were handled above), so always a character.
+        out.push(char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER));
         Ok(())
     }
 
