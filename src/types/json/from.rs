@@ -1,7 +1,7 @@
 //! [`FromJson`] and its implementations for the JSON data model's values and the standard
 //! containers.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -200,22 +200,6 @@ fn entries(value: Value) -> Result<Map<String, Value>, Error> {
     match value {
         Value::Object(map) => Ok(map),
         other => Err(Error::invalid_type(&other, "a map")),
-    }
-}
-
-impl<T: FromJson, S: std::hash::BuildHasher + Default> FromJson for HashMap<String, T, S> {
-    fn from_json(value: Value) -> Result<Self, Error> {
-        entries(value)?
-            .into_iter()
-            .map(|(k, v)| match T::from_json(v) {
-                Ok(v) => Ok((k, v)),
-                Err(e) => Err(e.in_field(&k)),
-            })
-            .collect()
-    }
-
-    fn placeholder() -> Self {
-        HashMap::default()
     }
 }
 

@@ -200,21 +200,25 @@ impl Parser<'_> {
                 if peek != b',' {
                     return Err(self.peek_error(Code::ExpectedListCommaOrEnd));
                 }
-                self.at += 1;
-                match self.whitespace() {
-                    Some(b']') => return Err(self.peek_error(Code::TrailingComma)),
-                    Some(_) => {}
-                    None => return Err(self.peek_error(Code::EofValue)),
-                }
+                self.after_comma(b']')?;
             }
             items.push(self.value()?);
+        }
+    }
+
+    /// Past a `,` between items or members: the next byte, which must not be `close`.
+    fn after_comma(&mut self, close: u8) -> Parsed<u8> {
+        self.at += 1;
+        match self.whitespace() {
+            Some(b) if b == close => Err(self.peek_error(Code::TrailingComma)),
+            Some(b) => Ok(b),
+            None => Err(self.peek_error(Code::EofValue)),
         }
     }
 
     /// The members after `{`, and the `}`.
     fn object(&mut self) -> Parsed<Value> {
         let mut map = Map::new();
-        let mut first = true;
         loop {
             let Some(peek) = self.whitespace() else {
                 return Err(self.peek_error(Code::EofObject));
@@ -223,22 +227,16 @@ impl Parser<'_> {
                 self.at += 1;
                 return Ok(Value::Object(map));
             }
-            let key_next = if first {
+            let key_next = if map.is_empty() {
                 peek
             } else if peek == b',' {
-                self.at += 1;
-                match self.whitespace() {
-                    Some(b'}') => return Err(self.peek_error(Code::TrailingComma)),
-                    Some(b) => b,
-                    None => return Err(self.peek_error(Code::EofValue)),
-                }
+                self.after_comma(b'}')?
             } else {
                 return Err(self.peek_error(Code::ExpectedObjectCommaOrEnd));
             };
             if key_next != b'"' {
                 return Err(self.peek_error(Code::KeyMustBeAString));
             }
-            first = false;
             self.at += 1;
             let key = self.string()?;
             match self.whitespace() {

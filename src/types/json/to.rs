@@ -1,7 +1,7 @@
 //! [`ToJson`]: writing JSON text, the other half of the codec, for the same reason (one
 //! small writer per type, no serializer generated per type and format).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -323,16 +323,6 @@ impl ToJsonKey for String {
 }
 
 impl<K: ToJsonKey, T: ToJson> ToJson for VecMap<K, T> {
-    fn write_json(&self, out: &mut String) {
-        let mut obj = Obj::new(out);
-        for (k, v) in self {
-            obj.field(k.json_key(), v);
-        }
-        obj.end();
-    }
-}
-
-impl<K: ToJsonKey, T: ToJson, S> ToJson for HashMap<K, T, S> {
     fn write_json(&self, out: &mut String) {
         let mut obj = Obj::new(out);
         for (k, v) in self {
