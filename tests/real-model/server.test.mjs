@@ -40,7 +40,7 @@ async function readSse(res) {
   };
 }
 
-test('streams a reply as the extension expects: SSE chunks, finish, usage, [DONE]; tools are ignored', async () => {
+test('streams a reply as the extension expects: SSE chunks, finish, usage, [DONE]; tools are dropped (no tool syntax)', async () => {
   const res = await chat({
     stream: true,
     stream_options: { include_usage: true },
@@ -60,7 +60,7 @@ test('streams a reply as the extension expects: SSE chunks, finish, usage, [DONE
   assert.ok(content.trim().length > 0, 'no content was streamed');
   assert.equal(chunks[0].choices[0].delta.role, 'assistant');
   assert.ok(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0].id));
-  assert.ok(chunks.every((c) => !c.choices[0]?.delta?.tool_calls), 'this server never calls tools');
+  assert.ok(chunks.every((c) => !c.choices[0]?.delta?.tool_calls), 'this model has no tool syntax: tools are dropped');
   const finishes = chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
   assert.equal(finishes.length, 1);
   assert.ok(['stop', 'length'].includes(finishes[0]), finishes[0]);
@@ -108,9 +108,29 @@ test('refuses bad requests with OpenAI error bodies; lists its model', async () 
   await expectError(await chat({ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'yaml' } }), 400, /response_format/);
   await expectError(await fetch(`${localModel().baseUrl}/chat/completions`, { method: 'POST', body: '{not json' }), 400, /JSON/);
   await expectError(await fetch(`${localModel().baseUrl}/embeddings`, { method: 'POST', body: '{}' }), 404, /no route/);
+  await expectError(await chat({ messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'a b' } }] }), 400, /tools\[0\]/);
   const models = await (await fetch(`${localModel().baseUrl}/models`)).json();
   assert.equal(models.data.length, 1);
   assert.equal(typeof models.data[0].id, 'string');
+  assert.equal(models.data[0].tool_calls, false, 'SmolLM2\'s ChatML template has no tool syntax');
+});
+
+test('a forced tool_choice gets a call even from a model without a tool syntax (a grammar writes it)', async () => {
+  const res = await chat({
+    stream: false,
+    max_tokens: 60,
+    messages: [{ role: 'user', content: 'Find what the page says about congestion.' }],
+    tools: [{ type: 'function', function: { name: 'query_page', description: 'Finds passages.', parameters: { type: 'object', properties: { query: { type: 'string', maxLength: 80 } }, required: ['query'] } } }],
+    tool_choice: 'required',
+  });
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  const { message, finish_reason: finish } = body.choices[0];
+  assert.equal(finish, 'tool_calls', JSON.stringify(body));
+  assert.equal(message.content, null);
+  assert.equal(message.tool_calls.length, 1);
+  assert.equal(message.tool_calls[0].function.name, 'query_page');
+  assert.equal(typeof JSON.parse(message.tool_calls[0].function.arguments).query, 'string');
 });
 
 test('a request waiting its turn gets its headers at once and keep-alive comments until text flows', async () => {

@@ -5,14 +5,22 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   RequestError,
+  callInText,
   chunkBody,
+  coerceArguments,
   completionBody,
   contentText,
+  dropNulls,
   finishReason,
+  forcedCallSchema,
   generationOptions,
+  mayBeTextCall,
+  replyCalls,
   requestedFormat,
+  requestedTools,
   sse,
   toChatHistory,
+  toGrammarSchema,
   usageChunkBody,
   usageOf,
 } from '../../pkg-scripts/local-model/openai.mjs';
@@ -105,4 +113,190 @@ test('reply bodies follow the chat-completions format', () => {
   assert.deepEqual(new RequestError(400, 'no').body(), {
     error: { message: 'no', type: 'invalid_request_error', param: null, code: null },
   });
+});
+
+// ---- tools ----------------------------------------------------------------------------------
+
+const READ_PAGE = {
+  type: 'function',
+  function: {
+    name: 'read_page',
+    description: 'Reads more of the page.',
+    // As schemars writes it (tests/fixtures/ollama/chat_request.json).
+    parameters: {
+      additionalProperties: false,
+      properties: {
+        max_chars: { default: null, format: 'uint32', maximum: 8000, minimum: 1, type: ['integer', 'null'] },
+        offset: { default: 0, format: 'uint32', minimum: 0, type: 'integer' },
+      },
+      title: 'ReadPageArgs',
+      type: 'object',
+    },
+  },
+};
+const QUERY_PAGE = {
+  type: 'function',
+  function: {
+    name: 'query_page',
+    description: 'Finds passages.',
+    parameters: { type: 'object', properties: { query: { type: 'string', maxLength: 200 } }, required: ['query'] },
+  },
+};
+
+test('with a tool syntax, tool calls and their results become function calls of one model turn', () => {
+  const messages = [
+    { role: 'system', content: 'S' },
+    { role: 'user', content: 'Q' },
+    {
+      role: 'assistant',
+      content: '',
+      tool_calls: [
+        { id: 'a', type: 'function', function: { name: 'read_page', arguments: '{"offset":10}' } },
+        { id: 'b', type: 'function', function: { name: 'query_page', arguments: '{"query":"x"}' } },
+      ],
+    },
+    // Answered out of order: matched by tool_call_id.
+    { role: 'tool', tool_call_id: 'b', content: 'found x' },
+    { role: 'tool', tool_call_id: 'a', content: 'page from 10' },
+  ];
+  const history = toChatHistory(messages, { functionCalls: true });
+  assert.deepEqual(history, [
+    { type: 'system', text: 'S' },
+    { type: 'user', text: 'Q' },
+    {
+      type: 'model',
+      response: [
+        { type: 'functionCall', name: 'read_page', params: { offset: 10 }, result: 'page from 10' },
+        { type: 'functionCall', name: 'query_page', params: { query: 'x' }, result: 'found x' },
+      ],
+    },
+  ], 'the model goes on in the turn that made the calls');
+  // A user message after the results starts a new exchange: a new model turn is written.
+  const more = toChatHistory([...messages, { role: 'user', content: 'And?' }], { functionCalls: true });
+  assert.deepEqual(more.slice(-2), [{ type: 'user', text: 'And?' }, { type: 'model', response: [] }]);
+  // Without a tool syntax, the same messages are text (as before).
+  assert.deepEqual(toChatHistory(messages).slice(2), [
+    { type: 'model', response: ['[called read_page({"offset":10})]\n[called query_page({"query":"x"})]'] },
+    { type: 'user', text: 'Tool result:\nfound x\n\nTool result:\npage from 10' },
+    { type: 'model', response: [] },
+  ]);
+});
+
+test('tools and tool_choice are read as OpenAI sends them; bad ones are 400s naming the field', () => {
+  assert.deepEqual(requestedTools({}), { tools: [], choice: 'none' });
+  const offered = requestedTools({ tools: [READ_PAGE, QUERY_PAGE] });
+  assert.equal(offered.choice, 'auto');
+  assert.deepEqual(offered.tools.map((t) => t.name), ['read_page', 'query_page']);
+  assert.equal(requestedTools({ tools: [READ_PAGE], tool_choice: 'none' }).choice, 'none');
+  assert.deepEqual(requestedTools({ tools: [READ_PAGE, QUERY_PAGE], tool_choice: { type: 'function', function: { name: 'query_page' } } }),
+    { tools: offered.tools, choice: 'required', name: 'query_page' });
+  for (const [body, param] of [
+    [{ tools: {} }, 'tools'],
+    [{ tools: [{ type: 'function', function: { name: 'bad name!' } }] }, 'tools[0]'],
+    [{ tools: [{ type: 'function', function: { name: 'x', parameters: [] } }] }, 'tools[0].function.parameters'],
+    [{ tools: [READ_PAGE], tool_choice: { type: 'function', function: { name: 'query_page' } } }, 'tool_choice'],
+    [{ tools: [READ_PAGE], tool_choice: 'sometimes' }, 'tool_choice'],
+  ]) {
+    assert.throws(() => requestedTools(body), (err) => err instanceof RequestError && err.status === 400 && err.param === param,
+      JSON.stringify(body));
+  }
+});
+
+test('argument schemas become the grammar subset: optional properties may be null, unknown keywords go', () => {
+  assert.deepEqual(toGrammarSchema(READ_PAGE.function.parameters), {
+    type: 'object',
+    properties: {
+      max_chars: { type: ['integer', 'null'] },
+      offset: { type: ['integer', 'null'] },
+    },
+  });
+  assert.deepEqual(toGrammarSchema(QUERY_PAGE.function.parameters), {
+    type: 'object',
+    properties: { query: { type: 'string', maxLength: 200 } },
+  });
+  // $ref into $defs is inlined; anyOf becomes oneOf; an optional enum is one of it or null.
+  assert.deepEqual(toGrammarSchema({
+    type: 'object',
+    properties: { mode: { $ref: '#/$defs/Mode', description: 'How.' }, n: { anyOf: [{ type: 'integer' }, { type: 'string' }] } },
+    required: ['n'],
+    $defs: { Mode: { enum: ['fast', 'slow'] } },
+  }), {
+    type: 'object',
+    properties: {
+      mode: { oneOf: [{ enum: ['fast', 'slow'] }, { type: 'null' }], description: 'How.' },
+      n: { oneOf: [{ type: 'integer' }, { type: 'string' }] },
+    },
+  });
+  assert.deepEqual(dropNulls({ query: 'x', max_chars: null }, { required: ['query'] }), { query: 'x' });
+  assert.deepEqual(dropNulls({ query: null }, { required: ['query'] }), { query: null });
+  const forced = forcedCallSchema(requestedTools({ tools: [READ_PAGE, QUERY_PAGE] }).tools, 'query_page');
+  assert.deepEqual(forced.properties.name, { const: 'query_page' });
+});
+
+test('a call written as JSON naming an offered tool is a call: bare, fenced, in prose, string arguments (src/tools/parse.rs)', () => {
+  const names = ['read_page', 'query_page'];
+  const fenced = 'Let me look.\n```json\n{"name": "query_page", "arguments": {"query": "toll"}}\n```';
+  assert.deepEqual(callInText(fenced, names), {
+    name: 'query_page', arguments: '{"query":"toll"}', start: fenced.indexOf('{'), end: fenced.lastIndexOf('}') + 1,
+  });
+  assert.equal(callInText('{"tool": "read_page", "parameters": "{\\"offset\\": 2}"}', names).arguments, '{"offset": 2}');
+  assert.equal(callInText('{"name": "read_page"}', names).arguments, '{}');
+  assert.equal(callInText('{"name": "delete_everything", "arguments": {}}', names), null);
+  assert.equal(callInText('The answer is {42} and {"name": "x"}.', names), null);
+  assert.equal(callInText('{"name": "read_page", "arguments": [1]}', names), null);
+  assert.equal(callInText('{"a": "}", "name": "read_page"}', names).name, 'read_page', 'braces in strings are skipped');
+  // Seen from Qwen2.5-Coder-0.5B: the call's last brace left off.
+  const unclosed = '{"name": "read_page", "arguments": {"offset": 1500, "reasoning": ["a {b}"]}';
+  assert.deepEqual(callInText(unclosed, names),
+    { name: 'read_page', arguments: '{"offset":1500,"reasoning":["a {b}"]}', start: 0, end: unclosed.length });
+  assert.equal(callInText('{"name": "read_page", "arguments": {"q": "}', names), null, 'an open string is not closed');
+
+  const tools = requestedTools({ tools: [READ_PAGE, QUERY_PAGE] }).tools;
+  let n = 0;
+  const newId = () => `call_${++n}`;
+  const reply = replyCalls({ text: fenced, tools, newId });
+  assert.equal(reply.content, 'Let me look.');
+  assert.deepEqual(reply.toolCalls, [{ index: 0, id: 'call_1', type: 'function', function: { name: 'query_page', arguments: '{"query":"toll"}' } }]);
+  // Calls the template's syntax carried, with the nulls of optional arguments dropped.
+  const native = replyCalls({ text: '', functionCalls: [{ functionName: 'read_page', params: { offset: 4, max_chars: null } }], tools, newId });
+  assert.equal(native.content, null);
+  assert.deepEqual(native.toolCalls.map((c) => c.function), [{ name: 'read_page', arguments: '{"offset":4}' }]);
+  assert.deepEqual(replyCalls({ text: 'The toll was two pence.', tools, newId }), { content: 'The toll was two pence.', toolCalls: [] });
+  assert.deepEqual(replyCalls({ text: '{"name": "query_page"}', tools: [], newId }).toolCalls, [], 'no tools offered: no calls');
+});
+
+test('a streamed reply is held back only while it may be a call written as JSON', () => {
+  for (const t of ['', '  ', '{', ' {"na', '`', '``', '```', '```json', '```json\n{"name"', '```\n{']) assert.equal(mayBeTextCall(t), true, JSON.stringify(t));
+  for (const t of ['The', '`x', '```python\nprint', 'Sure {', '```json\nThe']) assert.equal(mayBeTextCall(t), false, JSON.stringify(t));
+});
+
+test('tool calls on the wire: a message with tool_calls and finish_reason tool_calls, a streamed delta', () => {
+  const ids = { id: 'chatcmpl-1', created: 1, model: 'm' };
+  const toolCalls = [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_page', arguments: '{}' } }];
+  const body = completionBody({ ...ids, content: null, toolCalls, finish: finishReason('functionCalls', { toolCalls: true }), usage: usageOf(1, 1) });
+  assert.deepEqual(body.choices[0].message, {
+    role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_page', arguments: '{}' } }],
+  });
+  assert.equal(body.choices[0].finish_reason, 'tool_calls');
+  assert.deepEqual(chunkBody({ ...ids, toolCalls, first: true }).choices[0].delta, { role: 'assistant', tool_calls: toolCalls });
+});
+
+test('a call written as text is held to its schema where the slip has one reading', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      reasoning: { type: 'string' }, offset: { type: 'integer' }, note: { type: ['string', 'null'] }, k: { type: ['integer', 'null'] },
+    },
+    required: ['offset'],
+  };
+  // Seen from Qwen2.5-Coder-0.5B: the reasoning as a list of strings.
+  assert.equal(coerceArguments('{"offset": 1250, "reasoning": ["The ice", "was thick."]}', schema), '{"offset":1250,"reasoning":"The ice was thick."}');
+  assert.equal(coerceArguments('{"offset": "40", "reasoning": 7}', schema), '{"offset":40,"reasoning":"7"}');
+  assert.equal(coerceArguments('{"offset": "4.5"}', schema), '{"offset": "4.5"}', 'no integer reading: left as it is');
+  assert.equal(coerceArguments('{"offset": 1, "note": null}', schema), '{"offset": 1, "note": null}', 'null is allowed there');
+  assert.equal(coerceArguments('{"offset": [1, 2]}', schema), '{"offset": [1, 2]}', 'no obvious reading: left for the client');
+  assert.equal(coerceArguments('not json', schema), 'not json');
+  const tools = [{ name: 'read_page', description: '', parameters: schema }];
+  const reply = replyCalls({ text: '{"name": "read_page", "arguments": {"offset": 1250, "reasoning": ["a", "b"]}', tools, newId: () => 'call_1' });
+  assert.equal(reply.toolCalls[0].function.arguments, '{"offset":1250,"reasoning":"a b"}');
 });

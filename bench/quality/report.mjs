@@ -1,0 +1,42 @@
+// Combines the per-model results of bench/quality/run.mjs into one file and prints the table
+// the README shows: per model, ours and the baseline side by side.
+//
+//   node bench/quality/report.mjs --out target/bench/quality.json RESULT.json...
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const { values, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true });
+if (positionals.length === 0) {
+  process.stderr.write('usage: node bench/quality/report.mjs --out FILE RESULT.json...\n');
+  process.exit(2);
+}
+const results = positionals.map((p) => JSON.parse(readFileSync(p, 'utf8')));
+
+const pct = (n, d) => (d ? `${n}/${d} (${Math.round((100 * n) / d)}%)` : '–');
+const num = (v, digits = 1) => (v === null || v === undefined ? '–' : Number(v).toFixed(digits));
+const secs = ({ median, p90 }) => `${num(median)} / ${num(p90)}`;
+
+const lines = [
+  '| model (GGUF sha256) | system | answerable right | past the excerpt right | "does not say" on unanswerable | explain: key facts | prompt echoes | model calls | prompt tokens (first request) | first token s (median / p90) | seconds per answer (median / p90) |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+];
+for (const r of results) {
+  for (const system of ['ours', 'baseline']) {
+    const s = r[system];
+    lines.push(`| ${system === 'ours' ? `${r.label} (\`${r.model_sha256?.slice(0, 12)}…\`)` : ''} | ${system} | ` +
+      `${pct(s.correct, s.answerable)} | ${pct(s.past_excerpt.correct, s.past_excerpt.n)} | ${pct(s.abstained, s.unanswerable)} | ` +
+      `${s.explain_facts === null ? '–' : `${Math.round(s.explain_facts * 100)}%`} | ${s.echoes}/${s.items} | ${num(s.model_calls_mean)} | ` +
+      `${num(s.prompt_tokens_median, 0)} (${num(s.first_request_tokens_median, 0)}) | ${secs(s.first_token_s)} | ${secs(s.seconds)} |`);
+  }
+}
+const table = lines.join('\n');
+if (values.out) {
+  writeFileSync(values.out, `${JSON.stringify({
+    generated: new Date().toISOString(),
+    models: results.map(({ rows, ...summary }) => summary),
+    results,
+  }, null, 2)}\n`);
+  process.stderr.write(`[bench-quality] wrote ${values.out}\n`);
+}
+process.stdout.write(`${table}\n`);
