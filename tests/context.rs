@@ -594,3 +594,44 @@ fn a_provider_counting_more_than_the_estimate_makes_later_requests_smaller() {
     assert!(excerpt(&requests[1]) < excerpt(&requests[0]));
     assert!(context::window_use(&state, &requests[1]) <= limit);
 }
+
+#[test]
+fn a_small_window_leaves_out_tools_rather_than_fail() {
+    // Found by `no_request_exceeds_the_window` (tests/context.proptest-regressions): on a
+    // page with little text (five tools offered, the screenshot tool among them), after the
+    // compaction and the whole ladder the Reason request still took 1,844 of 1,843 tokens.
+    // Nothing is left to compact, so the last offered tool is left out instead of failing.
+    let s = Session {
+        window: 2_048,
+        page_chars: 100,
+        turns: 10,
+        answer_chars: 298,
+        steps: 2,
+        result_chars: 1_291,
+    };
+    let mut state = session(&s);
+    let limit = context::limit(&state).expect("a known window");
+    let llm = ResponderLlm::new(responder);
+    drive(&llm, &mut state);
+    assert_eq!(state.status, RunStatus::Completed, "{:?}", state.error);
+    assert!(state.answer.contains("1790"));
+    let requests = llm.requests.borrow();
+    for request in requests.iter() {
+        assert!(context::request_tokens(request) <= limit);
+    }
+    let reason = requests
+        .iter()
+        .rfind(|r| RequestKind::of(r) == RequestKind::Reason)
+        .expect("a Reason request");
+    let names: Vec<&str> = reason.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "read_page",
+            "query_page",
+            "request_input",
+            "extract_screenshot_text"
+        ],
+        "only the last offered tool is left out"
+    );
+}

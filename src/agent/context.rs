@@ -13,7 +13,9 @@
 //!   summary replaces it in later requests ([`Compaction`]). The model writes the summary;
 //!   when it cannot, [`fallback_summary`] keeps the first lines of what was said.
 //! - When compacting is not possible or not enough, [`Fit`] shrinks the page excerpt, then
-//!   the oldest tool results, then the reply cap.
+//!   the oldest tool results, then the reply cap; when that is not enough and nothing is
+//!   left to compact, it leaves out tools (on a small window their definitions are a large
+//!   share of the request), so a small window still gets an answer.
 
 use crate::state::trajectory::Item;
 use crate::state::{Compaction, SessionState};
@@ -133,7 +135,8 @@ pub fn older(state: &SessionState) -> Option<Older> {
 }
 
 /// How a request is shrunk to fit: the page excerpt's length, how many of the oldest tool
-/// results are cut to their first [`CUT_RESULT_CHARS`] characters, and the reply cap.
+/// results are cut to their first [`CUT_RESULT_CHARS`] characters, the reply cap, and how
+/// many of the offered tools are left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Fit {
     /// Page excerpt characters (`None`: the run's setting).
@@ -144,6 +147,10 @@ pub struct Fit {
     pub cut_turns: bool,
     /// Reply cap (`None`: the run's setting).
     pub reply_cap: Option<u32>,
+    /// The last of the offered tools left out (the built-in tool box lists the tools that
+    /// read the page first); with all of them left out, the model answers from what the
+    /// request has.
+    pub dropped_tools: usize,
 }
 
 impl Fit {
@@ -153,7 +160,14 @@ impl Fit {
         cut_results: 0,
         cut_turns: false,
         reply_cap: None,
+        dropped_tools: 0,
     };
+
+    /// The tools a request shrunk by this fit offers, of `offered`.
+    pub fn tools<T>(&self, mut offered: Vec<T>) -> Vec<T> {
+        offered.truncate(offered.len().saturating_sub(self.dropped_tools));
+        offered
+    }
 
     /// The shrinking steps to try, in order: the excerpt to 3/4, 1/2, 1/4 and none; then
     /// each of the oldest tool results in turn; then the earlier turns; then the reply cap
@@ -194,6 +208,16 @@ impl Fit {
             });
         }
         steps
+    }
+
+    /// The steps after the whole [`ladder`](Fit::ladder) (and compacting) for a request
+    /// offering `tools` tools: this fit with the tools left out one by one, the last
+    /// offered first.
+    pub fn dropping_tools(self, tools: usize) -> impl Iterator<Item = Fit> {
+        (1..=tools).map(move |dropped_tools| Fit {
+            dropped_tools,
+            ..self
+        })
     }
 }
 

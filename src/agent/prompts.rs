@@ -431,7 +431,8 @@ fn grounded(
     Ok(messages)
 }
 
-/// The Reason call: the conversation with the tools offered to this run.
+/// The Reason call: the conversation with the tools offered to this run (those `fit`
+/// leaves in).
 pub fn reason(
     state: &SessionState,
     tools: Vec<ToolSpec>,
@@ -439,7 +440,7 @@ pub fn reason(
 ) -> Result<ChatRequest, TemplateError> {
     Ok(ChatRequest {
         messages: grounded(state, builtin()?, fit, None)?,
-        tools,
+        tools: fit.tools(tools),
         response_format: None,
         max_tokens: reply_cap(state, fit),
         stream: state.config.stream,

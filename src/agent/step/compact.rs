@@ -23,8 +23,9 @@ pub(super) enum Fitted {
 
 /// Builds the request with `build`, and decides: send it as it is, compact first (when the
 /// request passes "Compact at", `may_compact`, and the older history is worth it), send it
-/// shrunk by the first [`Fit`] of the ladder that fits, or compact after all when nothing
-/// of the ladder fits.
+/// shrunk by the first [`Fit`] of the ladder that fits, compact after all when nothing of
+/// the ladder fits, or else send it shrunk as far as the ladder goes with the fewest tools
+/// left out that make it fit.
 pub(super) fn fit(
     state: &SessionState,
     may_compact: bool,
@@ -42,15 +43,28 @@ pub(super) fn fit(
     if tokens <= limit {
         return Ok(Fitted::Send(request));
     }
-    for fit in Fit::ladder(state) {
-        let shrunk = build(&fit)?;
-        if context::window_use(state, &shrunk) <= limit {
-            return Ok(Fitted::Send(shrunk));
+    let first_that_fits = |fits: &mut dyn Iterator<Item = Fit>| {
+        for fit in fits {
+            let shrunk = build(&fit)?;
+            if context::window_use(state, &shrunk) <= limit {
+                return Ok(Some(shrunk));
+            }
         }
+        Ok(None)
+    };
+    let ladder = Fit::ladder(state);
+    if let Some(shrunk) = first_that_fits(&mut ladder.iter().copied())? {
+        return Ok(Fitted::Send(shrunk));
     }
     // Shrinking is not enough: compacting, worth it or not, is what is left.
     if may_compact && context::older(state).is_some() {
         return Ok(Fitted::Compact);
+    }
+    // Nothing left to compact: fewer tools, down to none (the model answers from what it
+    // has), rather than no answer.
+    let smallest = ladder.last().copied().unwrap_or(Fit::NONE);
+    if let Some(shrunk) = first_that_fits(&mut smallest.dropping_tools(request.tools.len()))? {
+        return Ok(Fitted::Send(shrunk));
     }
     Ok(Fitted::TooLarge { tokens, limit })
 }
