@@ -16,9 +16,9 @@
 #               tests/real-model/: the server's wire format and speed, and 5 questions through the
 #               popup (2 explanations, 2 questions, 1 with the worker force-stopped mid-call),
 #               and one compaction on a 4,096-token window; --full asks 10 (local use); then
-#               Qwen2.5-Coder-0.5B-Instruct (a model whose chat template has a tool syntax,
+#               Qwen2.5-Coder-1.5B-Instruct (a model whose chat template has a tool syntax,
 #               fetched the same way) on the same server for tests/real-model/tool-model/:
-#               real tool calls on the wire, and one agent run that must call a page tool
+#               real tool calls on the wire: calls, their results, streaming, tool_choice
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). With CI=true the tool
 # versions are printed before the tiers. Logs of the wasm, e2e and real-model runs:
@@ -37,7 +37,7 @@ usage() { sed -n '2,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 tiers=()
 # The model of the tool-calling tests (pkg-scripts/local-model/models.json).
-KL_TOOL_MODEL=qwen2.5-coder-0.5b
+KL_TOOL_MODEL=qwen2.5-coder-1.5b
 full=0
 add_tier() {
   case "$1" in
@@ -313,24 +313,23 @@ tier_real_model() {
   tool_model_tests
 }
 
-# The tool-calling tests: a model with a tool syntax on the local model server, logging its
-# requests (the agent test reads what its first request carried).
+# The tool-calling tests: a model with a tool syntax on the local model server.
 tool_model_tests() {
-  local tap="$log_dir/real-model-tools.tap" request_log="$KL_ROOT/test-output/local-model-tools-requests.jsonl"
+  local tap="$log_dir/real-model-tools.tap"
   step "fetch the tool-calling model ($KL_TOOL_MODEL)" kl_local_model_fetch "$KL_TOOL_MODEL"
   if [ "$step_ok" != 1 ]; then
     fail_step "real-model tool tests" "not run: the model could not be fetched"
     return 0
   fi
-  rm -f "$tap" "$request_log"
-  step "start the local model server ($KL_TOOL_MODEL)" kl_local_model_start "$KL_MODEL_PATH" --request-log "$request_log"
+  rm -f "$tap"
+  step "start the local model server ($KL_TOOL_MODEL)" kl_local_model_start "$KL_MODEL_PATH"
   if [ "$step_ok" != 1 ]; then
     fail_step "real-model tool tests" "not run: the local model server did not start"
     return 0
   fi
   step "node --test tests/real-model/tool-model/" \
     env KL_LOCAL_MODEL_URL="$KL_LOCAL_MODEL_URL" KL_LOCAL_MODEL_NAME="$KL_LOCAL_MODEL_NAME" \
-    KL_LOCAL_MODEL_REQUEST_LOG="$request_log" node --test --test-concurrency=1 --test-timeout=600000 \
+    node --test --test-concurrency=1 --test-timeout=600000 \
     --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$tap" tests/real-model/tool-model/
   kl_local_model_stop

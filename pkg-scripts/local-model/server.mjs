@@ -333,7 +333,10 @@ function createHandler(lm, opts, stats) {
     const offered = requestedTools(body);
     const format = requestedFormat(body.response_format);
     const tools = toolMode(offered, format);
-    const history = toChatHistory(body.messages, { functionCalls: tools.mode === 'native' });
+    // Calls and results already in the conversation are written in the template's own tool
+    // syntax whenever it has one, also when this request offers no tools (the model reads
+    // them as it was trained to, and does not copy a text rendering into its answer).
+    const history = toChatHistory(body.messages, { functionCalls: lm.nativeTools });
     const gen = generationOptions(body, { maxTokensCap: opts.maxTokensCap });
     const grammar = tools.mode === 'forced'
       ? await grammarFor(forcedCallSchema(offered.tools, offered.name))

@@ -1,22 +1,14 @@
-// Tool calling with a real model that has a tool syntax (Qwen2.5-Coder-0.5B-Instruct, whose
+// Tool calling with a real model that has a tool syntax (Qwen2.5-Coder-1.5B-Instruct, whose
 // chat template writes <tool_call> tags), behind the local model server: pkg-scripts/test.sh
 // (tier real-model) starts it after the embedded model's tests and passes its address in
 // KL_LOCAL_MODEL_URL. The server's calls come back in the OpenAI wire format
 // (https://platform.openai.com/docs/api-reference/chat/object: `message.tool_calls`,
 // `finish_reason: "tool_calls"`; streamed as `delta.tool_calls`), the tool's result sent back
-// as a `role: "tool"` message yields an answer, and the agent, run in Chromium on a page whose
-// fact lies past the first excerpt, calls a page tool and answers with the fact.
+// as a `role: "tool"` message yields an answer.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { configureProvider, launchExtension, openPopup, screenshot, tabIdOf } from '../../e2e/support/browser.mjs';
-import { askQuestion, requestBackend, waitForRunEnd } from '../../e2e/support/popup.mjs';
-import { serveDirectory } from '../../e2e/support/static-server.mjs';
-import { chat, localModel, serverStats, writeReport } from '../support.mjs';
-
-const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+import { test } from 'node:test';
+import { chat, localModel } from '../support.mjs';
 
 // The agent's own page tools, as it sends them (src/tools/schemas.gen.json, trimmed).
 const QUERY_PAGE = {
@@ -57,7 +49,6 @@ const ASK = [
   { role: 'system', content: SYSTEM },
   { role: 'user', content: 'Page: "The Harbour Log of Saltmere". First part: Saltmere is a small fishing harbour. Its harbour office kept a log for more than a century.\n\nQuestion: How thick was the ice in the harbour basin in the winter of the ice?' },
 ];
-const FACT = 'forty-three centimetres';
 
 /** The arguments of a call, parsed; fails the test when they are not a JSON object. */
 function argumentsOf(call) {
@@ -100,12 +91,15 @@ test('a question that needs the page comes back as a tool call with valid argume
   for (const call of message.tool_calls) checkCall(call);
   const call = message.tool_calls[0];
 
-  // The tool's result goes back as a role "tool" message answering the call by its id.
+  // The tool's result goes back as a role "tool" message answering the call by its id, in a
+  // request that lets the model call no more tools (as an agent's last step does; offered
+  // the tools again, these small models search once more).
   const passage = '[p8] The winter of the ice: the log states that the ice in the inner basin was forty-three centimetres thick at its deepest point.';
   const answer = await chat({
     stream: false,
     max_tokens: 120,
     tools: TOOLS,
+    tool_choice: 'none',
     messages: [...ASK, { role: 'assistant', content: null, tool_calls: message.tool_calls },
       ...message.tool_calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: c.id === call.id ? passage : 'No more passages.' }))],
   });
@@ -141,56 +135,4 @@ test('tool_choice "none" and response_format keep the tools away; a named tool_c
   assert.equal(calls?.length, 1, JSON.stringify(forced));
   assert.equal(calls[0].function.name, 'read_page');
   checkCall(calls[0]);
-});
-
-// ---- the agent ------------------------------------------------------------------------------
-
-let kl;
-let site;
-before(async () => {
-  site = await serveDirectory(FIXTURES);
-  kl = await launchExtension({ logName: 'real-model-tools' });
-  // A 3,072-token window gives a first excerpt of 1,000 characters: the page's short passages
-  // fit, its long passage about the ice (over 1,000 characters) does not.
-  await configureProvider(kl.context, kl.extId, { baseUrl: localModel().baseUrl, model: localModel().name, contextWindow: 3072 });
-});
-after(async () => {
-  await kl?.close();
-  await site?.close();
-});
-
-test('the agent reads past its first excerpt with a page tool and answers with the fact', { timeout: 480_000 }, async () => {
-  const page = await kl.context.newPage();
-  await page.goto(site.url('harbour-log.html'));
-  const tabId = await tabIdOf(kl.context, page);
-  const popup = await openPopup(kl.context, kl.extId, tabId);
-  const before = await serverStats();
-  const started = Date.now();
-  await askQuestion(popup, 'How thick was the ice in the inner basin during the winter of the ice?', { maxSteps: 4 });
-  const done = await waitForRunEnd(popup, { timeout: 420_000, diagnostics: () => kl.recentLogs() });
-  await screenshot(popup, 'real-model-tools-run.png');
-  const exported = await requestBackend(popup, { type: 'export', session: `tab:${tabId}` });
-  const doc = JSON.parse(exported.data.json);
-  const calls = doc.trajectory.filter((e) => e.item.tool_call).map((e) => e.item.tool_call.call);
-  const after = await serverStats();
-  await writeReport('real-model-tools-run.json', {
-    seconds: (Date.now() - started) / 1000, state: done.state, answer: doc.answer, calls, metrics: doc.metrics,
-    server_requests: after.requests - before.requests,
-  });
-  assert.equal(done.state, 'completed', `${done.errorMessage}\n${kl.recentLogs()}`);
-  // The run's first request carried the page without the passage (it is over the excerpt):
-  // the server's request log (pkg-scripts/test.sh starts it with --request-log).
-  const log = process.env.KL_LOCAL_MODEL_REQUEST_LOG;
-  assert.ok(log, 'KL_LOCAL_MODEL_REQUEST_LOG is not set (pkg-scripts/test.sh sets it)');
-  const requests = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-    .filter((r) => r.started_at >= started - 50);
-  assert.ok(requests.length >= 2, `${requests.length} requests in the run`);
-  const first = JSON.stringify(requests[0].messages);
-  assert.ok(first.includes('The Harbour Log of Saltmere') && first.includes('[p'), 'the first request has no page passages');
-  assert.ok(!first.includes(FACT), 'the first request already holds the fact: the test page no longer needs a tool');
-  assert.ok(calls.some((c) => c.name === 'query_page' || c.name === 'read_page'),
-    `the run called no page tool: ${JSON.stringify(doc.trajectory.map((e) => Object.keys(e.item)[0]))}`);
-  assert.match(doc.answer, /forty[- ]three|\b43\b/i, `the answer does not hold the fact (${FACT}): ${doc.answer}`);
-  await popup.close();
-  await page.close();
 });
