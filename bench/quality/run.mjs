@@ -112,6 +112,7 @@ export function summarise(rows) {
     correct: answerable.filter((r) => r.correct).length,
     accuracy: share(answerable.filter((r) => r.correct).length, answerable.length),
     within_excerpt: { n: within.length, correct: within.filter((r) => r.correct).length },
+    answer_in_first_request: answerable.filter((r) => r.answer_in_first_request).length,
     past_excerpt: { n: past.length, correct: past.filter((r) => r.correct).length },
     unanswerable: unanswerable.length,
     abstained: unanswerable.filter((r) => r.abstained).length,
@@ -232,8 +233,12 @@ async function askOurs(kl, site, item, serverLog) {
     const answer = doc?.answer ?? done.answerText ?? '';
     const own = requests.map((r) => ownText(r.messages ?? [], { userWords, pageText: stored.text })).join('\n');
     await popup.close();
+    // Whether the first request already carried the answer (the agent's first excerpt is
+    // chosen for the question, so a fact past the page's first characters may be in it).
+    const firstText = normalise((requests[0]?.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join(' '));
     return {
       ok: done.state === 'completed',
+      answer_in_first_request: item.answers ? item.answers.some((a) => ` ${firstText} `.includes(` ${normalise(a)} `)) : undefined,
       state: done.state,
       error: done.errorMessage || undefined,
       answer,
