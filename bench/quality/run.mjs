@@ -7,6 +7,7 @@
 //
 //   node bench/quality/run.mjs --pages DIR --out FILE --server-log FILE
 //       [--limit N] [--only ID,ID] [--label NAME] [--model-file PATH] [--model-sha256 HEX] [--dist DIR]
+//       [--update EARLIER.json]   (the rows of the items run replace theirs in EARLIER's report)
 //
 // Environment: KL_BASE_URL (…/v1) and KL_MODEL, as pkg-scripts/run.sh sets them.
 
@@ -140,6 +141,25 @@ const requestsSince = (path, from) => readLog(path).filter((r) => r.started_at >
 
 // ---- the page -------------------------------------------------------------------------------
 
+/**
+ * Shows the page as its readers see it once its scripts ran: a saved page may keep an
+ * "anti-flicker" style that hides the whole body until a script from its site removes it
+ * (seattletimes-1: ChartBeat's `body { visibility: hidden !important; }`), and no script
+ * from the web runs here. Returns how many such styles were removed.
+ */
+function unhide(page) {
+  return page.evaluate(() => {
+    let removed = 0;
+    for (const style of document.querySelectorAll('style')) {
+      if (/(^|[}\s])(html|body)\s*\{[^}]*(visibility\s*:\s*hidden|display\s*:\s*none|opacity\s*:\s*0)/i.test(style.textContent)) {
+        style.remove();
+        removed += 1;
+      }
+    }
+    return removed;
+  });
+}
+
 /** Selects `sentence` in the page (whitespace aside, across elements); returns the selected text. */
 function selectSentence(page, sentence) {
   return page.evaluate((wanted) => {
@@ -202,6 +222,7 @@ async function askOurs(kl, site, item, serverLog) {
   const page = await kl.context.newPage();
   try {
     await page.goto(site.url(`${item.pageFile}`), { waitUntil: 'domcontentloaded' });
+    await unhide(page);
     const tabId = await tabIdOf(kl.context, page);
     const session = `tab:${tabId}`;
     let userWords = [];
@@ -336,6 +357,7 @@ async function main() {
       'model-file': { type: 'string' },
       'model-sha256': { type: 'string' },
       dist: { type: 'string' },
+      update: { type: 'string' },
     },
   });
   for (const need of ['pages', 'out', 'server-log']) if (!values[need]) throw new Error(`--${need} is required`);
@@ -394,6 +416,16 @@ async function main() {
   } finally {
     await kl.close();
     await site.close();
+  }
+  if (values.update) {
+    // A rerun of some items: their rows replace the earlier ones of the same ids.
+    const earlier = JSON.parse(readFileSync(values.update, 'utf8'));
+    for (const system of ['ours', 'baseline']) {
+      const fresh = new Map(rows[system].map((r) => [r.id, r]));
+      rows[system] = [...earlier.rows[system].map((r) => fresh.get(r.id) ?? r),
+        ...rows[system].filter((r) => !earlier.rows[system].some((e) => e.id === r.id))];
+    }
+    items = Array.from({ length: rows.ours.length });
   }
   const report = {
     label: values.label,
