@@ -64,10 +64,12 @@ kl_ensure_node_modules
 kl_ensure_chromium
 node bench/quality/validate.mjs --pages "$pages" >&2 || kl_die "the pages do not match bench/quality/questions.json (see above)"
 bash pkg-scripts/build.sh >&2
-# The runs use a copy of dist/, so a build during a long benchmark does not change what is measured.
+# The runs use a copy of dist/ of their own, so a build during a long benchmark does not change
+# what is measured.
 mkdir -p target/bench
-rm -rf target/bench/extension
-cp -r dist target/bench/extension
+extension="$KL_ROOT/target/bench/extension-$$"
+rm -rf "$extension"
+cp -r dist "$extension"
 outs=()
 IFS=, read -r -a names <<<"$models"
 for entry in "${names[@]}"; do
@@ -82,7 +84,7 @@ for entry in "${names[@]}"; do
   trap kl_local_model_stop EXIT
   kl_local_model_start "$KL_MODEL_PATH" --request-log "$request_log" || kl_die "could not start the model server for $name"
   out="$KL_ROOT/target/bench/quality-$name.json"
-  args=(--pages "$pages" --out "$out" --server-log "$request_log" --label "$name" --dist "$KL_ROOT/target/bench/extension"
+  args=(--pages "$pages" --out "$out" --server-log "$request_log" --label "$name" --dist "$extension"
     --model-file "$(basename -- "$KL_MODEL_PATH")" --model-sha256 "$(kl_local_model_sha256 "$name")")
   [ -z "$model_limit" ] || args+=(--limit "$model_limit")
   [ -z "$only" ] || args+=(--only "$only")
@@ -96,4 +98,5 @@ for entry in "${names[@]}"; do
   trap - EXIT
   outs+=("$out")
 done
+rm -rf "$extension"
 node bench/quality/report.mjs --out target/bench/quality.json "${outs[@]}"
