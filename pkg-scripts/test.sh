@@ -315,7 +315,7 @@ tier_real_model() {
 
 # The tool-calling tests: a model with a tool syntax on the local model server.
 tool_model_tests() {
-  local tap="$log_dir/real-model-tools.tap"
+  local tap="$log_dir/real-model-tools.tap" files=()
   step "fetch the tool-calling model ($KL_TOOL_MODEL)" kl_local_model_fetch "$KL_TOOL_MODEL"
   if [ "$step_ok" != 1 ]; then
     fail_step "real-model tool tests" "not run: the model could not be fetched"
@@ -327,11 +327,13 @@ tool_model_tests() {
     fail_step "real-model tool tests" "not run: the local model server did not start"
     return 0
   fi
-  step "node --test tests/real-model/tool-model/" \
+  # Files, not the folder: from Node 21 a folder argument is taken as a module to load.
+  mapfile -t files < <(find tests/real-model/tool-model -type f -name '*.test.mjs' | LC_ALL=C sort)
+  step "node --test tests/real-model/tool-model/ (${#files[@]} files)" \
     env KL_LOCAL_MODEL_URL="$KL_LOCAL_MODEL_URL" KL_LOCAL_MODEL_NAME="$KL_LOCAL_MODEL_NAME" \
     node --test --test-concurrency=1 --test-timeout=600000 \
     --test-reporter=spec --test-reporter-destination=stdout \
-    --test-reporter=tap --test-reporter-destination="$tap" tests/real-model/tool-model/
+    --test-reporter=tap --test-reporter-destination="$tap" "${files[@]}"
   kl_local_model_stop
   check_tap "real-model tool tests" "$tap"
 }

@@ -118,7 +118,8 @@ export function toChatHistory(messages, { functionCalls = false } = {}) {
       case 'tool':
       case 'function': {
         const open = pending.filter((p) => !p.answered);
-        const match = open.find((p) => p.id !== undefined && p.id === m.tool_call_id) ?? open[0];
+        // By its id; a result without one answers the first call still open.
+        const match = m.tool_call_id === undefined ? open[0] : open.find((p) => p.id === m.tool_call_id);
         if (match) {
           match.item.result = text;
           match.answered = true;
@@ -136,7 +137,7 @@ export function toChatHistory(messages, { functionCalls = false } = {}) {
   // The reply is a new assistant turn, also after an assistant message (as OpenAI does; the
   // agent ends a Reason prompt with its last observation), except after tool results.
   const last = history[history.length - 1];
-  const afterResults = messages.at(-1)?.role === 'tool' && last?.type === 'model' &&
+  const afterResults = ['tool', 'function'].includes(messages.at(-1)?.role) && last?.type === 'model' &&
     last.response.some((r) => typeof r === 'object' && r.type === 'functionCall');
   if (!afterResults) history.push({ type: 'model', response: [] });
   return history;

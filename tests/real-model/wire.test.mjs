@@ -171,6 +171,10 @@ test('with a tool syntax, tool calls and their results become function calls of 
       ],
     },
   ], 'the model goes on in the turn that made the calls');
+  // A result whose id answers no call is not taken for another call's result.
+  const stray = toChatHistory([...messages.slice(0, 3), { role: 'tool', tool_call_id: 'zz', content: 'stray' }], { functionCalls: true });
+  assert.deepEqual(stray.at(-3).response.map((r) => r.result), ['', '']);
+  assert.deepEqual(stray.slice(-2), [{ type: 'user', text: 'Tool result:\nstray' }, { type: 'model', response: [] }]);
   // A user message after the results starts a new exchange: a new model turn is written.
   const more = toChatHistory([...messages, { role: 'user', content: 'And?' }], { functionCalls: true });
   assert.deepEqual(more.slice(-2), [{ type: 'user', text: 'And?' }, { type: 'model', response: [] }]);

@@ -125,7 +125,7 @@ test('streamed, the call arrives as delta.tool_calls with finish_reason tool_cal
   assert.ok(chunks.at(-1).usage?.completion_tokens > 0);
 });
 
-test('tool_choice "none" and response_format keep the tools away; a named tool_choice forces that call', async () => {
+test('tool_choice "none" keeps the tools away; a named tool_choice forces that call', async () => {
   const none = await (await chat({ stream: false, max_tokens: 30, messages: ASK, tools: TOOLS, tool_choice: 'none' })).json();
   assert.equal(none.choices[0].message.tool_calls, undefined, JSON.stringify(none));
   const forced = await (await chat({
