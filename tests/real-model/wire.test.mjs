@@ -24,6 +24,7 @@ import {
   usageChunkBody,
   usageOf,
 } from '../../pkg-scripts/local-model/openai.mjs';
+import { READ_PAGE } from './page-tools.mjs';
 
 test('messages become a chat history ending with an empty model turn', () => {
   const history = toChatHistory([
@@ -117,23 +118,6 @@ test('reply bodies follow the chat-completions format', () => {
 
 // ---- tools ----------------------------------------------------------------------------------
 
-const READ_PAGE = {
-  type: 'function',
-  function: {
-    name: 'read_page',
-    description: 'Reads more of the page.',
-    // As schemars writes it (tests/fixtures/ollama/chat_request.json).
-    parameters: {
-      additionalProperties: false,
-      properties: {
-        max_chars: { default: null, format: 'uint32', maximum: 8000, minimum: 1, type: ['integer', 'null'] },
-        offset: { default: 0, format: 'uint32', minimum: 0, type: 'integer' },
-      },
-      title: 'ReadPageArgs',
-      type: 'object',
-    },
-  },
-};
 const QUERY_PAGE = {
   type: 'function',
   function: {

@@ -8,6 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { READ_PAGE } from '../page-tools.mjs';
 import { chat, localModel } from '../support.mjs';
 
 // The agent's own page tools, as it sends them (src/tools/schemas.gen.json, trimmed).
@@ -24,21 +25,6 @@ const QUERY_PAGE = {
         k: { type: ['integer', 'null'], minimum: 1, maximum: 10, default: null, description: 'How many passages to return (default 5, at most 10).' },
       },
       required: ['query'],
-    },
-  },
-};
-const READ_PAGE = {
-  type: 'function',
-  function: {
-    name: 'read_page',
-    description: 'Reads more of the page.',
-    parameters: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        offset: { type: 'integer', minimum: 0, default: 0, description: 'Character offset to start at (default 0).' },
-        max_chars: { type: ['integer', 'null'], minimum: 1, maximum: 8000, default: null },
-      },
     },
   },
 };
