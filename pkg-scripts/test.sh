@@ -22,7 +22,7 @@
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). With CI=true the tool
 # versions are printed before the tiers. Logs of the wasm, e2e and real-model runs:
-# target/test-logs/; the local model server's log: test-output/local-model-test.log.
+# target/test-logs/; the local model servers' logs: test-output/local-model-test-<model>.log.
 set -euo pipefail
 
 export KL_SCRIPT="test"

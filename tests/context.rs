@@ -11,7 +11,7 @@ use knowledgelens::agent::context::{self, Fit};
 use knowledgelens::agent::prompts;
 use knowledgelens::agent::trajectory::Item;
 use knowledgelens::agent::{Engine, StopSignal};
-use knowledgelens::llm::{ChatRequest, LlmError, LlmErrorKind, ToolCall};
+use knowledgelens::llm::{ChatRequest, LlmError, LlmErrorKind, Role, ToolCall};
 use knowledgelens::settings::Settings;
 use knowledgelens::state::{Next, PageInfo, RunStatus, SessionState, Turn};
 use knowledgelens::testing::{
@@ -210,7 +210,7 @@ fn compactable(s: &Session) -> Option<SessionState> {
     let before = prompts::context_tokens(&state).ok()?;
     let mut without = state.clone();
     without.compaction = Some(context::compacted(&state, older, String::new(), false));
-    let older_tokens = before - prompts::context_tokens(&without).ok()?;
+    let older_tokens = before.saturating_sub(prompts::context_tokens(&without).ok()?);
     if before < 1_000 || older_tokens * 100 < before * context::MIN_OLDER_SHARE_PCT {
         return None;
     }
@@ -316,9 +316,17 @@ proptest! {
         if let Some(compaction) = requests.iter().find(|r| RequestKind::of(r) == RequestKind::Compaction) {
             prop_assert!(compaction.messages.iter().any(|m| m.content.contains(&text)));
         }
-        // Every later request ends with the grounding.
-        let last = requests.last().unwrap().messages.last().unwrap();
-        prop_assert!(last.content.starts_with(&text), "{}", last.content);
+        // The user's earlier answer reaches every later request, in the notes before the
+        // question (never in the system text), and no request ends with the grounding.
+        let last = requests.last().unwrap();
+        if let Some(answer) = &answered {
+            let notes = last.messages.iter().find(|m| m.content.starts_with("Notes kept by KnowledgeLens"));
+            let line = format!("The user answered: {answer}");
+            let line = line.trim();
+            prop_assert!(notes.is_some_and(|m| m.role == Role::User && m.content.contains(line)), "{:?}", last.messages);
+            prop_assert!(!last.messages[0].content.contains(line));
+        }
+        prop_assert!(!last.messages.last().unwrap().content.starts_with("Grounding"));
     }
 }
 
@@ -473,7 +481,7 @@ fn a_page_that_cannot_fit_is_shrunk_not_sent_whole() {
     assert!(
         request.messages[1]
             .content
-            .contains("passages, chosen for the question"),
+            .contains("(This is the start of the page: its first "),
         "the page block says it was cut"
     );
 }
@@ -601,13 +609,14 @@ fn a_small_window_leaves_out_tools_rather_than_fail() {
     // page with little text (five tools offered, the screenshot tool among them), after the
     // compaction and the whole ladder the Reason request still took 1,844 of 1,843 tokens.
     // Nothing is left to compact, so the last offered tool is left out instead of failing.
+    // (Shorter prompts since then fit that case; this one is as tight with today's.)
     let s = Session {
-        window: 2_048,
+        window: 1_984,
         page_chars: 100,
         turns: 10,
         answer_chars: 298,
         steps: 2,
-        result_chars: 1_291,
+        result_chars: 200,
     };
     let mut state = session(&s);
     let limit = context::limit(&state).expect("a known window");

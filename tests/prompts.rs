@@ -573,7 +573,7 @@ proptest! {
             .iter()
             .filter(|e| matches!(e.item, Item::ToolCall { .. }))
             .count();
-        let system_without_page = prompts::reason(&fresh("", None, state.config), Vec::new(), &Fit::NONE)
+        let system_without_page = prompts::reason(&fresh("", state.page.clone(), state.config), Vec::new(), &Fit::NONE)
             .unwrap()
             .messages[0]
             .content
@@ -588,7 +588,8 @@ proptest! {
         for request in requests {
             prop_assert_eq!(request.messages[0].role, knowledgelens::llm::Role::System);
             prop_assert!(request.messages.iter().any(|m| m.role == knowledgelens::llm::Role::User && m.content == state.question));
-            // The system message depends on nothing the page or the run produced.
+            // The system message depends on nothing the page or the run produced (only on
+            // whether there is page text, which makes "The page does not say." an answer).
             prop_assert_eq!(&request.messages[0].content, &system_without_page);
             // Each page-tool result is quoted inside exactly one fence, with nothing
             // fence-like left in it.

@@ -170,8 +170,10 @@ proptest! {
                     let (step, text, derived) = last_thought.clone().expect("a thought before the call");
                     prop_assert_eq!(step, e.step);
                     prop_assert!(!text.trim().is_empty(), "an empty thought before a call");
-                    if thoughts_before_calls.last() != Some(&(text.clone(), derived)) {
-                        thoughts_before_calls.push((text, derived));
+                    // Several calls of one reply share its thought (two rounds may
+                    // write the same one: told apart by their step).
+                    if thoughts_before_calls.last().map(|(s, _)| *s) != Some(step) {
+                        thoughts_before_calls.push((step, (text, derived)));
                     }
                 }
                 _ => previous_was_call_or_thought = false,
@@ -179,7 +181,7 @@ proptest! {
         }
         let expected: Vec<(String, bool)> = rounds.iter().map(expected_thought).collect();
         prop_assert_eq!(thoughts_before_calls.len(), rounds.len());
-        for (got, want) in thoughts_before_calls.iter().zip(&expected) {
+        for ((_, got), want) in thoughts_before_calls.iter().zip(&expected) {
             prop_assert_eq!(got, want);
         }
         // What the model is shown as its own words is only what it wrote.

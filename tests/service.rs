@@ -23,10 +23,6 @@ struct Harness {
 }
 
 fn harness(replies: Vec<Reply>) -> Harness {
-    let llm = Rc::new(ScriptedLlm::new(replies));
-    let sessions = Rc::new(MemoryStore::new());
-    let settings = Rc::new(MemoryStore::new());
-    let sink = Rc::new(RecordingSink::default());
     let mut pages = BTreeMap::new();
     pages.insert(
         3,
@@ -38,6 +34,14 @@ fn harness(replies: Vec<Reply>) -> Harness {
             lang: "en".into(),
         },
     );
+    harness_on(replies, pages)
+}
+
+fn harness_on(replies: Vec<Reply>, pages: BTreeMap<i64, PageInfo>) -> Harness {
+    let llm = Rc::new(ScriptedLlm::new(replies));
+    let sessions = Rc::new(MemoryStore::new());
+    let settings = Rc::new(MemoryStore::new());
+    let sink = Rc::new(RecordingSink::default());
     let ports = Ports {
         capture: std::rc::Rc::new(knowledgelens::ports::NoCapture),
         sessions: sessions.clone(),
@@ -87,12 +91,9 @@ fn ask_captures_page_text_runs_and_snapshots() {
         first.contains("\n\n[p1]\nThe moon pulls the oceans.\n</page-"),
         "{first}"
     );
-    // The question, then the grounding (the last message of every request).
+    // The question is the last message.
     let n = sent.messages.len();
-    assert_eq!(sent.messages[n - 2].content, "Why tides?");
-    assert!(sent.messages[n - 1]
-        .content
-        .contains("\nGoal: Why tides?\n"));
+    assert_eq!(sent.messages[n - 1].content, "Why tides?");
     let snap = call(&h, json!({"id": 2, "type": "snapshot", "session": "tab:3"}));
     assert_eq!(snap["data"]["status"], "completed");
     assert_eq!(snap["data"]["answer"], "Because of the moon.");
@@ -150,9 +151,8 @@ fn the_next_question_continues_the_conversation() {
     assert_eq!(snap["data"]["turns"][0]["answer"], "First.");
     let second = &h.llm.requests.borrow()[1];
     let texts: Vec<&str> = second.messages.iter().map(|m| m.content.as_str()).collect();
-    let n = texts.len();
     assert_eq!(
-        &texts[1..n - 1],
+        &texts[1..],
         [
             "No page text is available: answer from general knowledge.",
             "one",
@@ -160,7 +160,82 @@ fn the_next_question_continues_the_conversation() {
             "two"
         ]
     );
-    assert!(texts[n - 1].starts_with("Grounding (kept by KnowledgeLens"));
+}
+
+/// The fence tag a request's system text names (`page-` and 16 hex digits).
+fn fence_tag(request: &knowledgelens::llm::ChatRequest) -> String {
+    let system = &request.messages[0].content;
+    let at = system
+        .find("<page-")
+        .expect("the system text names the fence")
+        + 1;
+    system[at..at + 21].to_string()
+}
+
+#[test]
+fn a_second_question_on_the_same_page_repeats_the_first_requests_prefix() {
+    // A long page (the lead is its start): the second question's best passage lies past it.
+    let mut text = String::new();
+    for i in 1..=100 {
+        text.push_str(&format!("## Basin {i}\nThe basin number {i} holds boats and nets of the harbour, and its quay is paved with old stones.\n\n"));
+    }
+    text.push_str("## Ice\nIn the hard winter the ice in the inner basin was forty-three centimetres thick.\n");
+    let page = |url: &str| PageInfo {
+        title: "Harbour".into(),
+        url: url.into(),
+        text: text.clone(),
+        reader: "readability".into(),
+        lang: "en".into(),
+    };
+    let mut pages = BTreeMap::new();
+    pages.insert(3, page("http://127.0.0.1/harbour"));
+    pages.insert(4, page("http://127.0.0.1/other"));
+    let h = harness_on(
+        vec![
+            Reply::text("Boats."),
+            Reply::text("43 cm."),
+            Reply::text("Stones."),
+        ],
+        pages,
+    );
+    let ask = |id: u32, question: &str, tab: i64| {
+        let reply = call(
+            &h,
+            json!({"id": id, "type": "ask", "session": "tab:3", "question": question, "tab_id": tab}),
+        );
+        assert_eq!(reply["ok"], true, "{reply}");
+    };
+    ask(1, "What does basin 2 hold?", 3);
+    ask(2, "How thick was the winter ice?", 3);
+    ask(3, "What paves the quay?", 4);
+    let requests = h.llm.requests.borrow();
+    let (first, second, elsewhere) = (&requests[0], &requests[1], &requests[2]);
+    // System text and page block: the same bytes for the second question on the page.
+    assert_eq!(first.messages[..2], second.messages[..2]);
+    assert!(first.messages[1]
+        .content
+        .contains("(This is the start of the page: its first "));
+    assert!(!first.messages[1].content.contains("forty-three"));
+    // The second question's best passage comes just before it, fenced with the same tag.
+    let n = second.messages.len();
+    assert_eq!(
+        second.messages[n - 1].content,
+        "How thick was the winter ice?"
+    );
+    let extra = &second.messages[n - 2].content;
+    assert!(extra.contains("forty-three centimetres"), "{extra}");
+    assert!(extra.contains(&format!("<{}>", fence_tag(first))));
+    // Another page (another URL) gets another fence tag.
+    assert_ne!(fence_tag(elsewhere), fence_tag(first));
+    // The tag never leaves for the page's side: not in the snapshot, the export or an event.
+    let snap = call(&h, json!({"id": 4, "type": "snapshot", "session": "tab:3"}));
+    let export = call(&h, json!({"id": 5, "type": "export", "session": "tab:3"}));
+    for tag in [fence_tag(first), fence_tag(elsewhere)] {
+        let nonce = &tag["page-".len()..];
+        assert!(!snap.to_string().contains(nonce));
+        assert!(!export.to_string().contains(nonce));
+        assert!(!format!("{:?}", h.sink.events.borrow()).contains(nonce));
+    }
 }
 
 #[test]

@@ -30,6 +30,14 @@ for (const r of results) {
       `${num(s.prompt_tokens_median, 0)} (${num(s.first_request_tokens_median, 0)}) | ${secs(s.first_token_s)} | ${secs(s.seconds)} |`);
   }
 }
+// Questions answerable within the first excerpt: what one answer costs, ours against the
+// baseline (the target: one model call, at most 1.25 times the baseline's prompt tokens).
+lines.push('', '| model | within the excerpt: right (ours / baseline) | model calls (ours) | prompt tokens, median (ours / baseline) | ratio |', '| --- | --- | --- | --- | --- |');
+for (const r of results) {
+  const [o, b] = [r.ours.within_excerpt, r.baseline.within_excerpt];
+  const ratio = o.prompt_tokens_median && b.prompt_tokens_median ? (o.prompt_tokens_median / b.prompt_tokens_median).toFixed(2) : '–';
+  lines.push(`| ${r.label} | ${o.correct}/${o.n} / ${b.correct}/${b.n} | ${num(o.model_calls_mean, 2)} | ${num(o.prompt_tokens_median, 0)} / ${num(b.prompt_tokens_median, 0)} | ${ratio} |`);
+}
 const table = lines.join('\n');
 if (values.out) {
   writeFileSync(values.out, `${JSON.stringify({

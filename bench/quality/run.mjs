@@ -114,7 +114,14 @@ export function summarise(rows) {
     answerable: answerable.length,
     correct: answerable.filter((r) => r.correct).length,
     accuracy: share(answerable.filter((r) => r.correct).length, answerable.length),
-    within_excerpt: { n: within.length, correct: within.filter((r) => r.correct).length },
+    // The target of a question answered within the first excerpt: one model call, and
+    // prompt tokens near the baseline's.
+    within_excerpt: {
+      n: within.length,
+      correct: within.filter((r) => r.correct).length,
+      model_calls_mean: share(within.reduce((s, r) => s + (r.model_calls ?? 0), 0), within.length),
+      prompt_tokens_median: median(within.map((r) => r.prompt_tokens)),
+    },
     answer_in_first_request: answerable.filter((r) => r.answer_in_first_request).length,
     past_excerpt: { n: past.length, correct: past.filter((r) => r.correct).length },
     unanswerable: unanswerable.length,

@@ -90,7 +90,7 @@ kl_local_model_start() {
   kl_local_model_run_dir=$(mktemp -d "${TMPDIR:-/tmp}/kl-local-model.XXXXXX") || return 1
   ready="$kl_local_model_run_dir/ready.json"
   mkdir -p "$KL_ROOT/test-output" || return 1
-  KL_LOCAL_MODEL_LOG="$KL_ROOT/test-output/local-model-${KL_SCRIPT:-kl}.log"
+  KL_LOCAL_MODEL_LOG="$KL_ROOT/test-output/local-model-${KL_SCRIPT:-kl}-$(basename -- "$model" .gguf).log"
   kl_log "starting the local model server ($(basename -- "$model"), ${KL_MODEL_THREADS:-1} thread); log: $KL_LOCAL_MODEL_LOG"
   node "$KL_LOCAL_MODEL_DIR/server.mjs" --model "$model" --port 0 \
     --threads "${KL_MODEL_THREADS:-1}" --pid-file "$kl_local_model_run_dir/server.pid" \

@@ -242,6 +242,8 @@ pub struct Grounding {
     pub decisions: Vec<String>,
     /// Reading level, answer language, and the user's answers to `request_input`.
     pub preferences: Vec<String>,
+    /// The user's answers to `request_input`: earlier runs' first, then this run's.
+    pub answers: Vec<String>,
 }
 
 /// Longest goal line (characters): a long selection is named by its start.
@@ -310,12 +312,14 @@ pub fn grounding(state: &SessionState) -> Grounding {
         ),
         None => "- Answer language: the language of the user's question".to_string(),
     });
-    preferences.extend(answers.iter().map(|a| format!("- {}", a.trim())));
+    let answers: Vec<String> = answers.iter().map(|a| format!("- {}", a.trim())).collect();
+    preferences.extend(answers.iter().cloned());
     Grounding {
         goal,
         completed,
         decisions,
         preferences,
+        answers,
     }
 }
 

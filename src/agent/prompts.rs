@@ -30,9 +30,9 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
         include_str!("templates/system.tpl"),
         &[
             "role",
+            "abstain",
             "reading_simple",
             "reading_expert",
-            "explain",
             "web_search",
         ],
     ),
@@ -42,9 +42,11 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
         &[
             "page",
             "page_cut",
+            "page_extra",
             "page_unreadable",
             "no_page",
             "explain_request",
+            "explain_close",
             "explained_selection",
         ],
     ),
@@ -61,7 +63,7 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
     (
         "synthesis.tpl",
         include_str!("templates/synthesis.tpl"),
-        &["ready", "step_limit", "stopped", "repeating"],
+        &["ready", "step_limit", "stopped", "repeating", "question"],
     ),
     (
         "reflect.tpl",
@@ -76,6 +78,10 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
             "completed",
             "decisions",
             "preferences",
+            "notes",
+            "notes_completed",
+            "notes_decisions",
+            "notes_answers",
             "summary",
             "compact_system",
             "compact_request",
@@ -145,18 +151,24 @@ fn strings(pairs: &[(&str, &str)]) -> Context {
     context
 }
 
-/// The system prompt: the role (naming the run's fence), the reading level, and for an
-/// explanation what to do with the selection. No page text.
+/// What the prompt asks for when the page does not hold the answer: an answer of exactly
+/// this sentence (the system text names it; the benchmark counts it).
+pub const ABSTAIN: &str = "The page does not say.";
+
+/// The system prompt: the role (naming the fence), what to answer when the page does not
+/// say, the reading level, and web search when it is on. No page text, and nothing that
+/// changes from one question to the next on the same page, so a second question's request
+/// starts with the first one's bytes (the model server's prompt cache).
 fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
     let fence = Fence::new(&state.nonce);
     let mut sections = Vec::with_capacity(3);
+    if state.page.as_ref().is_some_and(|p| !p.text.is_empty()) {
+        sections.push("abstain");
+    }
     match state.config.reading_level {
         ReadingLevel::Simple => sections.push("reading_simple"),
         ReadingLevel::Standard => {}
         ReadingLevel::Expert => sections.push("reading_expert"),
-    }
-    if state.selection.is_some() {
-        sections.push("explain");
     }
     if state.config.web_search {
         sections.push("web_search");
@@ -177,7 +189,8 @@ fn page_data(fence: Fence<'_>, title: &str, url: &str, text: Option<&str>) -> St
 }
 
 /// The page block, the first user message: the fenced passages (the whole page when it
-/// fits the run's page characters, else the best for the question), or why there are none.
+/// fits the run's page characters, else its start: the excerpt's lead), or why there are
+/// none. The same for every question on the page.
 fn page_block(
     state: &SessionState,
     templates: &Builtin,
@@ -185,30 +198,21 @@ fn page_block(
 ) -> Result<String, TemplateError> {
     let template = &templates.user;
     let fence = Fence::new(&state.nonce);
-    let excerpt_chars = fit
-        .excerpt_chars
-        .unwrap_or(state.config.page_excerpt_chars)
-        .min(state.config.page_excerpt_chars);
     match &state.page {
         Some(page) if !page.text.is_empty() => {
             let index = crate::page::index_of(&page.text);
-            let chosen = crate::page::context_passages(
-                &index,
-                &page.text,
-                state.page_query(),
-                excerpt_chars,
-            );
-            let text = crate::page::render(&index, &page.text, &chosen);
+            let lead = excerpt(state, fit).map(|e| e.lead).unwrap_or_default();
+            let text = crate::page::render(&index, &page.text, &lead);
             let total = index.passages().len();
             let context = strings(&[
                 (
                     "page_data",
                     &page_data(fence, &page.title, &page.url, Some(&text)),
                 ),
-                ("shown", &chosen.len().to_string()),
+                ("shown", &lead.len().to_string()),
                 ("total", &total.to_string()),
             ]);
-            let sections: &[&str] = if chosen.len() < total {
+            let sections: &[&str] = if lead.len() < total {
                 &["page", "page_cut"]
             } else {
                 &["page"]
@@ -221,6 +225,48 @@ fn page_block(
         ),
         None => template.render(&Context::new(), &["no_page"]),
     }
+}
+
+/// The run's excerpt of its page within the characters `fit` leaves (`None` without page
+/// text).
+fn excerpt(state: &SessionState, fit: &Fit) -> Option<crate::page::Excerpt> {
+    let page = state.page.as_ref().filter(|p| !p.text.is_empty())?;
+    let excerpt_chars = fit
+        .excerpt_chars
+        .unwrap_or(state.config.page_excerpt_chars)
+        .min(state.config.page_excerpt_chars);
+    let index = crate::page::index_of(&page.text);
+    Some(crate::page::excerpt(
+        &index,
+        &page.text,
+        state.page_query(),
+        excerpt_chars,
+    ))
+}
+
+/// The passages past the page block's lead that match the question best, fenced, as a user
+/// message of their own just before the question (so the page block before it stays the
+/// same from one question to the next); `None` when the lead holds the best match.
+fn page_extra(
+    state: &SessionState,
+    templates: &Builtin,
+    fit: &Fit,
+) -> Result<Option<String>, TemplateError> {
+    let (Some(page), Some(excerpt)) = (&state.page, excerpt(state, fit)) else {
+        return Ok(None);
+    };
+    if excerpt.extra.is_empty() {
+        return Ok(None);
+    }
+    let index = crate::page::index_of(&page.text);
+    let mut extra = excerpt.extra;
+    crate::types::order::sort(&mut extra);
+    let text = crate::page::render(&index, &page.text, &extra);
+    let data = Fence::new(&state.nonce).wrap(&text);
+    templates
+        .user
+        .render(&strings(&[("page_data", &data)]), &["page_extra"])
+        .map(Some)
 }
 
 /// What the user asked in a turn: the question as typed, or for an explanation the
@@ -265,7 +311,8 @@ pub fn conversation(state: &SessionState) -> Result<Vec<ChatMessage>, TemplateEr
     conversation_with(state, builtin()?, &Fit::NONE)
 }
 
-/// The grounding as the model reads it (`agent::context::grounding`).
+/// The grounding as the model reads it (`agent::context::grounding`): what a compaction
+/// request summarises towards.
 pub fn grounding_text(state: &SessionState) -> Result<String, TemplateError> {
     grounding_with(state, builtin()?)
 }
@@ -287,7 +334,70 @@ fn grounding_with(state: &SessionState, templates: &Builtin) -> Result<String, T
     templates.context.render(&values, &sections)
 }
 
-/// The conversation shrunk by `fit`, without the grounding.
+/// The notes a request carries before the current question, when the conversation it shows
+/// does not carry them itself: the run's completed calls and decisions once its start was
+/// compacted away, and what the user answered to `request_input` in earlier runs (or in
+/// this one, once compacted). `None` when there is nothing to note. The question stays the
+/// last thing the model reads; reading level and answer language are in the system text.
+pub fn notes_text(state: &SessionState) -> Result<Option<String>, TemplateError> {
+    notes_with(state, builtin()?)
+}
+
+fn notes_with(state: &SessionState, templates: &Builtin) -> Result<Option<String>, TemplateError> {
+    let grounding = context::grounding(state);
+    let compacted = context::covered_entries(state) > 0;
+    let answers = if compacted {
+        grounding.answers
+    } else {
+        grounding.answers[..state.kept_answers.len().min(grounding.answers.len())].to_vec()
+    };
+    let mut values = Context::new();
+    let mut sections = vec!["notes"];
+    for (section, name, lines) in [
+        (
+            "notes_completed",
+            "completed",
+            if compacted {
+                grounding.completed
+            } else {
+                Vec::new()
+            },
+        ),
+        (
+            "notes_decisions",
+            "decisions",
+            if compacted {
+                grounding.decisions
+            } else {
+                Vec::new()
+            },
+        ),
+        ("notes_answers", "answers", answers),
+    ] {
+        if !lines.is_empty() {
+            sections.push(section);
+            values.insert(name.to_string(), Value::from(lines));
+        }
+    }
+    if sections.len() == 1 {
+        return Ok(None);
+    }
+    templates.context.render(&values, &sections).map(Some)
+}
+
+/// The question as the last line of an instruction names it: as typed (its start, when
+/// long), or for an explanation what the user asked for.
+fn question_line(state: &SessionState) -> String {
+    if state.selection.is_some() {
+        return "Explain the text I selected on the page.".to_string();
+    }
+    let goal = context::grounding(state).goal;
+    goal.trim().to_string()
+}
+
+/// The conversation shrunk by `fit`: system text, page block, the compaction's summary,
+/// earlier turns, the notes, the current question, then the run's calls, results and
+/// observations.
 fn conversation_with(
     state: &SessionState,
     templates: &Builtin,
@@ -321,6 +431,12 @@ fn conversation_with(
         if !turn.answer.is_empty() {
             messages.push(ChatMessage::new(Role::Assistant, cut(&turn.answer)));
         }
+    }
+    if let Some(notes) = notes_with(state, templates)? {
+        messages.push(ChatMessage::new(Role::User, notes));
+    }
+    if let Some(extra) = page_extra(state, templates, fit)? {
+        messages.push(ChatMessage::new(Role::User, extra));
     }
     let text = user_text(
         templates,
@@ -394,10 +510,10 @@ fn conversation_with(
     Ok(messages)
 }
 
-/// The context's estimated tokens: the conversation and the grounding, unshrunk (what a
-/// compaction is measured on).
+/// The context's estimated tokens: the conversation, unshrunk (what a compaction is
+/// measured on).
 pub fn context_tokens(state: &SessionState) -> Result<u64, TemplateError> {
-    let messages = grounded(state, builtin()?, &Fit::NONE, None)?;
+    let messages = conversation_with(state, builtin()?, &Fit::NONE)?;
     Ok(crate::types::chat::estimate_request_tokens(&ChatRequest {
         messages,
         ..ChatRequest::default()
@@ -413,33 +529,36 @@ fn reply_cap(state: &SessionState, fit: &Fit) -> Option<u32> {
     )
 }
 
-/// The conversation, then the grounding as the last user message (joined with `last`, an
-/// instruction, when there is one).
-fn grounded(
+/// The conversation, then `last`, an instruction, as the last user message (which ends
+/// with the question where the model answers it).
+fn instructed(
     state: &SessionState,
     templates: &Builtin,
     fit: &Fit,
-    last: Option<String>,
+    last: String,
 ) -> Result<Vec<ChatMessage>, TemplateError> {
     let mut messages = conversation_with(state, templates, fit)?;
-    let mut text = grounding_with(state, templates)?;
-    if let Some(last) = last {
-        text.push_str("\n\n");
-        text.push_str(&last);
-    }
-    messages.push(ChatMessage::new(Role::User, text));
+    messages.push(ChatMessage::new(Role::User, last));
     Ok(messages)
 }
 
 /// The Reason call: the conversation with the tools offered to this run (those `fit`
-/// leaves in).
+/// leaves in). A question is the conversation's last user message; an explanation ends
+/// with what to explain, after the prepared call's result.
 pub fn reason(
     state: &SessionState,
     tools: Vec<ToolSpec>,
     fit: &Fit,
 ) -> Result<ChatRequest, TemplateError> {
+    let templates = builtin()?;
+    let messages = if state.selection.is_some() {
+        let close = templates.user.render(&Context::new(), &["explain_close"])?;
+        instructed(state, templates, fit, close)?
+    } else {
+        conversation_with(state, templates, fit)?
+    };
     Ok(ChatRequest {
-        messages: grounded(state, builtin()?, fit, None)?,
+        messages,
         tools: fit.tools(tools),
         response_format: None,
         max_tokens: reply_cap(state, fit),
@@ -469,9 +588,10 @@ pub fn phase(state: &SessionState, system: &str, tools: Vec<ToolSpec>) -> ChatRe
 /// The Observe call: a plain call asking for the control block.
 pub fn observe(state: &SessionState, fit: &Fit) -> Result<ChatRequest, TemplateError> {
     let templates = builtin()?;
-    let instruction = templates.observe.render(&Context::new(), &[])?;
+    let question = strings(&[("question", &question_line(state))]);
+    let instruction = templates.observe.render(&question, &[])?;
     Ok(ChatRequest {
-        messages: grounded(state, templates, fit, Some(instruction))?,
+        messages: instructed(state, templates, fit, instruction)?,
         tools: Vec::new(),
         response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
             name: "control".into(),
@@ -496,9 +616,12 @@ pub fn synthesis(
         SynthesisReason::Stopped => "stopped",
         SynthesisReason::Repeating => "repeating",
     };
-    let instruction = templates.synthesis.render(&Context::new(), &[section])?;
+    let question = strings(&[("question", &question_line(state))]);
+    let instruction = templates
+        .synthesis
+        .render(&question, &[section, "question"])?;
     Ok(ChatRequest {
-        messages: grounded(state, templates, fit, Some(instruction))?,
+        messages: instructed(state, templates, fit, instruction)?,
         tools: Vec::new(),
         response_format: None,
         max_tokens: reply_cap(state, fit),

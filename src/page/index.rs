@@ -25,7 +25,7 @@ pub struct PageIndex {
     average_length: f32,
     /// The last context chosen from it: (question, budget, passages). Every request of a run
     /// gives the model the same passages, so they are chosen once.
-    last_context: RefCell<Option<(String, usize, Vec<usize>)>>,
+    last_context: RefCell<Option<(String, usize, super::Excerpt)>>,
 }
 
 /// A retrieved passage.
@@ -94,8 +94,8 @@ impl PageIndex {
         &self,
         query: &str,
         budget: usize,
-        choose: impl FnOnce() -> Vec<usize>,
-    ) -> Vec<usize> {
+        choose: impl FnOnce() -> super::Excerpt,
+    ) -> super::Excerpt {
         if let Some((q, b, chosen)) = self.last_context.borrow().as_ref() {
             if q == query && *b == budget {
                 return chosen.clone();

@@ -14,35 +14,89 @@ use std::rc::Rc;
 pub use index::{FnvHasher, Hit, PageIndex};
 pub use passages::{Passage, MAX_CHARS as PASSAGE_MAX_CHARS};
 
-/// Passages the prompt may hold in place of the whole page: the best for the question
-/// within `budget_chars` characters, then the page's opening passages while room is left;
-/// in page order. A page that fits whole is given whole.
-pub fn context_passages(index: &PageIndex, text: &str, query: &str, budget: usize) -> Vec<usize> {
-    index.remembered_context(query, budget, || choose_context(index, text, query, budget))
+/// What the first request of a run shows of a page that does not fit whole: `lead`, its
+/// opening passages in page order (the same for every question, so the prompt's prefix
+/// stays the same from one question to the next and a server's prompt cache reuses it), and
+/// `extra`, passages past the lead that match the question better than any passage of the
+/// lead (best first; none when the lead holds the best match).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Excerpt {
+    /// Opening passages, in page order (all of them when the page fits).
+    pub lead: Vec<usize>,
+    /// Passages past the lead chosen for the question, best first.
+    pub extra: Vec<usize>,
 }
 
-/// [`context_passages`], chosen afresh.
-fn choose_context(index: &PageIndex, text: &str, query: &str, budget: usize) -> Vec<usize> {
+impl Excerpt {
+    /// Every passage shown, in page order.
+    pub fn all(&self) -> Vec<usize> {
+        let mut all: Vec<usize> = self.lead.iter().chain(&self.extra).copied().collect();
+        crate::types::order::sort(&mut all);
+        all
+    }
+}
+
+/// The share of the excerpt's characters the lead may take (the rest is for passages the
+/// question finds further on), in percent.
+const LEAD_SHARE_PCT: usize = 75;
+
+/// The [`Excerpt`] of the page for `query` within `budget` characters. A page that fits
+/// whole is given whole, as its lead.
+pub fn excerpt(index: &PageIndex, text: &str, query: &str, budget: usize) -> Excerpt {
+    index.remembered_context(query, budget, || choose_excerpt(index, text, query, budget))
+}
+
+/// Passages the prompt holds in place of the whole page: the [`excerpt`]'s, in page order.
+pub fn context_passages(index: &PageIndex, text: &str, query: &str, budget: usize) -> Vec<usize> {
+    excerpt(index, text, query, budget).all()
+}
+
+/// [`excerpt`], chosen afresh.
+fn choose_excerpt(index: &PageIndex, text: &str, query: &str, budget: usize) -> Excerpt {
     let passages = index.passages();
+    let size = |i: usize| passages[i].chars + LABEL_CHARS;
     let total: usize = passages.iter().map(|p| p.chars).sum();
     if total <= budget {
-        return (0..passages.len()).collect();
+        return Excerpt {
+            lead: (0..passages.len()).collect(),
+            extra: Vec::new(),
+        };
     }
-    let mut chosen = Vec::new();
     let mut used = 0;
-    let ranked = index.search(text, query, passages.len()).into_iter();
-    for i in ranked.map(|h| h.index).chain(0..passages.len()) {
-        let size = passages[i].chars + LABEL_CHARS;
-        if !chosen.contains(&i) && used + size <= budget {
-            used += size;
-            chosen.push(i);
+    let mut lead = Vec::new();
+    for i in 0..passages.len() {
+        if used + size(i) > budget * LEAD_SHARE_PCT / 100 {
+            break;
+        }
+        used += size(i);
+        lead.push(i);
+    }
+    let mut extra = Vec::new();
+    for hit in index.search(text, query, passages.len()) {
+        if lead.contains(&hit.index) {
+            break;
+        }
+        // A heading alone says nothing the question needs (its words made it match).
+        if headings_only(&passages[hit.index], text) {
+            continue;
+        }
+        if used + size(hit.index) <= budget {
+            used += size(hit.index);
+            extra.push(hit.index);
         }
         if budget - used < LABEL_CHARS + 40 {
             break;
         }
     }
-    crate::types::order::sort(&mut chosen);
-    chosen
+    Excerpt { lead, extra }
+}
+
+/// Whether a passage is only heading lines (a section whose text is in later passages).
+fn headings_only(passage: &Passage, text: &str) -> bool {
+    passage
+        .text(text)
+        .lines()
+        .all(|line| line.trim().is_empty() || passages::heading(line.trim()).is_some())
 }
 
 /// Characters a passage's label line takes, about (for budgets).
@@ -147,14 +201,43 @@ mod tests {
     }
 
     #[test]
-    fn a_tight_budget_keeps_the_best_passage() {
+    fn a_tight_budget_keeps_the_start_and_the_best_passage_past_it() {
+        const PAGE: &str = "# Harbour\nThe harbour opened in 1861, when the first stone quay was finished by the town's masons.\n\n## Lighthouse\nThe lighthouse is 30 m tall and its lamp can be seen from twenty miles out at sea.\n\n## Ferry\nThe ferry leaves at noon for the island and comes back before the evening tide turns.";
         let index = PageIndex::build(PAGE);
-        let size = index.passages()[2].chars + LABEL_CHARS;
+        assert_eq!(index.passages().len(), 3);
+        let size = |i: usize| index.passages()[i].chars + LABEL_CHARS;
+        // The lead (3/4 of the budget) holds the first passage, not the second.
+        let budget = size(0) + size(2);
+        assert!(size(0) <= budget * LEAD_SHARE_PCT / 100);
+        assert!(size(0) + size(1) > budget * LEAD_SHARE_PCT / 100);
+        let ferry = excerpt(&index, PAGE, "when does the ferry leave", budget);
         assert_eq!(
-            context_passages(&index, PAGE, "when does the ferry leave", size),
-            [2]
+            ferry,
+            Excerpt {
+                lead: vec![0],
+                extra: vec![2]
+            }
         );
-        assert_eq!(context_passages(&index, PAGE, "zzz", size + 20), [0]);
+        assert_eq!(ferry.all(), [0, 2]);
+        // The lead holds the best match: nothing more.
+        let harbour = excerpt(&index, PAGE, "when was the harbour opened", budget);
+        assert_eq!(harbour.extra, Vec::<usize>::new());
+        assert_eq!(context_passages(&index, PAGE, "zzz", budget), [0]);
+    }
+
+    #[test]
+    fn a_heading_alone_is_not_chosen_for_the_question() {
+        let long = "The basin froze and the harbour master had it measured. ".repeat(30);
+        let page = format!("# Harbour\nThe harbour opened in 1861, when the first stone quay was finished.\n\n## Lighthouse\nThe lighthouse is 30 m tall and can be seen from far out at sea.\n\n## The winter of the ice\n\n{long}\n\n## Ferry\nThe ferry leaves at noon for the island and comes back before the evening.");
+        let index = PageIndex::build(&page);
+        let heading = index
+            .passages()
+            .iter()
+            .position(|p| p.text(&page) == "## The winter of the ice")
+            .expect("the heading is a passage of its own");
+        let budget = 300;
+        let chosen = excerpt(&index, &page, "the winter of the ice", budget);
+        assert!(!chosen.extra.contains(&heading), "{chosen:?}");
     }
 
     #[test]

@@ -43,6 +43,23 @@ fn fallback_nonce(now_ms: u64, run_id: u32) -> String {
     format!("{z:016x}")
 }
 
+/// The fence nonce of a new run on `page`: the session's last one while the session stays
+/// on the same page (same URL), so the system text and the page block of a second question
+/// are the bytes of the first one's (the model server's prompt cache reuses them); else
+/// `fresh`. Either way the page never sees it: it is drawn here, kept in the session and
+/// sent only to the model.
+fn page_nonce(state: &SessionState, page: Option<&PageInfo>, fresh: String) -> String {
+    let same_page = match (state.page.as_ref(), page) {
+        (Some(before), Some(now)) => before.url == now.url,
+        _ => false,
+    };
+    if same_page && !state.nonce.is_empty() {
+        state.nonce.clone()
+    } else {
+        fresh
+    }
+}
+
 /// What a new run starts from.
 enum Begin<'a> {
     /// A question (checked), researched in at most this many subtopics when given (checked).
@@ -225,7 +242,7 @@ impl Service {
         if self.registry.is_running(key) {
             return Err(busy());
         }
-        let nonce = draw_nonce(self.ports.random.as_ref())
+        let fresh_nonce = draw_nonce(self.ports.random.as_ref())
             .map_err(|e| ApiError::new(ApiErrorKind::Internal, format!("Could not start: {e}.")))?;
         let (settings, configured, problem) = Settings::load_checked(self.ports.settings.as_ref())
             .await
@@ -245,6 +262,7 @@ impl Service {
         let claim = self.registry.register(key).ok_or_else(busy)?;
         let config = settings.run_config(max_steps);
         let now = self.ports.clock.now_ms();
+        let nonce = page_nonce(&state, page.as_ref(), fresh_nonce);
         let research = match begin {
             Begin::Question(question, research) => {
                 state.begin_run(question, page, config, now);

@@ -111,15 +111,13 @@ const diagnostics = (from = 0) => `server requests:\n${llm.ledger(from)}\n${kl.r
 const json = (value) => ({ content: JSON.stringify(value), json: true });
 const control = (finalAnswer) => json({ should_continue: finalAnswer === null, final_answer: finalAnswer });
 
-/** Every request ends with the grounding, whose goal repeats the question. */
-const isGrounding = (m) => m.role === 'user' && String(m.content ?? '').startsWith('Grounding (kept by KnowledgeLens');
-
-/** The tool messages after the last message that carries `marker` (the current question). */
-function toolMessagesAfter(body, marker) {
+/** The tool messages after the last user message that is `question` as typed (an Observe
+ * or Synthesis instruction after them names the question too, but is not only it). */
+function toolMessagesAfter(body, question) {
   const messages = body?.messages ?? [];
   let at = -1;
   messages.forEach((m, i) => {
-    if (m.role === 'user' && !isGrounding(m) && String(m.content ?? '').includes(marker)) at = i;
+    if (m.role === 'user' && String(m.content ?? '') === question) at = i;
   });
   return at < 0 ? [] : messages.slice(at + 1).filter((m) => m.role === 'tool');
 }

@@ -60,7 +60,7 @@ test('each kind of item is scored, and a run is summarised', () => {
   const s = summarise(rows);
   assert.equal(s.accuracy, 0.5);
   assert.deepEqual(s.past_excerpt, { n: 1, correct: 1 });
-  assert.deepEqual(s.within_excerpt, { n: 1, correct: 0 });
+  assert.deepEqual(s.within_excerpt, { n: 1, correct: 0, model_calls_mean: 1, prompt_tokens_median: 700 });
   assert.equal(s.abstain_share, 1);
   assert.equal(s.explain_facts, 0.5);
   assert.equal(s.echoes, 1);

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{builtin, grounded, strings, Builtin};
+use super::{builtin, instructed, strings, Builtin};
 use crate::agent::context::Fit;
 use crate::agent::reflexion;
 use crate::agent::template::TemplateError;
@@ -12,8 +12,8 @@ use crate::llm::{ChatRequest, JsonSchemaFormat};
 use crate::state::memory::{Failure, Reflection};
 use crate::state::SessionState;
 
-/// The reflection call on `failure` (the conversation shrunk by `fit`, then the grounding
-/// and the instruction): no tools; JSON output constrained to [`reflexion::schema`] when the
+/// The reflection call on `failure` (the conversation shrunk by `fit`, then the
+/// instruction): no tools; JSON output constrained to [`reflexion::schema`] when the
 /// run asks for constrained output.
 pub fn reflect(
     state: &SessionState,
@@ -39,7 +39,7 @@ pub fn reflect(
     }
     let instruction = templates.reflect.render(&context, &sections)?;
     Ok(ChatRequest {
-        messages: grounded(state, templates, fit, Some(instruction))?,
+        messages: instructed(state, templates, fit, instruction)?,
         tools: Vec::new(),
         response_format: state.config.constrained_output.then(|| JsonSchemaFormat {
             name: reflexion::SCHEMA_NAME.into(),

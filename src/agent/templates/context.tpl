@@ -8,6 +8,7 @@
 - {{grounding}}: string
 - {{older}}: string
 - {{words}}: string
+- {{answers}}: list (optional)
 
 <section name="grounding" optional>
 Grounding (kept by KnowledgeLens; it stays the same when the conversation is compacted):
@@ -30,6 +31,28 @@ Key decisions:
 
 User preferences:
 {{preferences}}
+</section>
+
+<section name="notes" optional>
+Notes kept by KnowledgeLens on this conversation:
+</section>
+
+<section name="notes_completed" optional>
+
+Completed:
+{{completed}}
+</section>
+
+<section name="notes_decisions" optional>
+
+Key decisions:
+{{decisions}}
+</section>
+
+<section name="notes_answers" optional>
+
+What the user told you when you asked:
+{{answers}}
 </section>
 
 <section name="summary" optional>

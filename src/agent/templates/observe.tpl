@@ -1,4 +1,7 @@
 # template observe
+- {{question}}: string
 
 ## instruction
-Judge the tool result above against the question. Reply with only a JSON object: {"should_continue": true, "final_answer": null, "failed": false} if more information is needed, or {"should_continue": false, "final_answer": "<the complete answer to the question>", "failed": false} if you can answer now. Set "failed" to true when the tool result shows that the call failed: an error, or nothing of what it was called for.
+Judge the tool result above against the question below, and reply with only a JSON object with three fields. "should_continue": false if you can answer now, true if more information is needed. "final_answer": when you can answer now, your complete answer to the question, written out from what you found; else null. "failed": true when the tool result shows that the call failed (an error, or nothing of what it was called for), else false.
+
+The question: {{question}}

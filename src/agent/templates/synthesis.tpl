@@ -1,4 +1,5 @@
 # template synthesis
+- {{question}}: string
 
 ## ready (optional)
 Write the final answer to the question now, from the information above, in plain prose.
@@ -11,3 +12,9 @@ The user asked you to stop. Write the best short answer you can from the informa
 
 ## repeating (optional)
 You were stopped from repeating a tool call that kept giving the same result. Write the best answer you can to the question now, from the information above, in plain prose. Say briefly if something is uncertain.
+
+<section name="question">
+
+
+The question: {{question}}
+</section>

@@ -11,7 +11,12 @@ When your answer uses a passage, cite its label in square brackets, e.g. [p1], a
 
 <section name="page_cut" optional>
 
-(These are {{shown}} of the page's {{total}} passages, chosen for the question. If they do not hold the answer, query_page finds the passages that match other words; do not guess.)
+(This is the start of the page: its first {{shown}} of {{total}} passages. If the passages you were given do not hold the answer, query_page finds the ones that match other words, and read_page reads on; do not guess.)
+</section>
+
+<section name="page_extra" optional>
+Passages from further on in the page that match the question best:
+{{page_data}}
 </section>
 
 <section name="page_unreadable" optional>
@@ -25,6 +30,10 @@ No page text is available: answer from general knowledge.
 
 <section name="explain_request" optional>
 Explain the text I selected on the page.
+</section>
+
+<section name="explain_close" optional>
+Explain the selected text in the explain_text_with_context result above: what it means in the context around it (its paragraph, headings and page title). Write in the language of the selection (the result's Language line) unless I write to you in another language.
 </section>
 
 <section name="explained_selection" optional>
