@@ -102,13 +102,17 @@ fn a_fact_near_the_end_of_a_large_page_reaches_the_prompt_and_is_cited() {
     );
     assert_eq!(state.status, RunStatus::Completed);
     let requests = llm.requests.borrow();
-    // The page block is the page's start; the fact's passage comes in a message of its own
-    // just before the question.
+    // The page block is the page's start; the fact's passage comes in a message of its own,
+    // then what was shown, just before the question.
     let block = &requests[0].messages[1].content;
-    assert!(block.contains("(This is the start of the page: its first "));
     assert!(!block.contains(FACT));
     let messages = &requests[0].messages;
-    let extra = &messages[messages.len() - 2].content;
+    let cut = &messages[messages.len() - 2].content;
+    assert!(
+        cut.starts_with("You have seen only part of the page ("),
+        "{cut}"
+    );
+    let extra = &messages[messages.len() - 3].content;
     assert!(
         extra.starts_with(
             "Passages from further on in the page that match the question best:\n<page-"

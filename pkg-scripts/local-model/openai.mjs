@@ -315,9 +315,84 @@ export function* jsonObjects(text) {
  * (bare, or fenced as ```json) instead of in their template's tags, and may leave the last
  * brace or two off (closed here when nothing else is found).
  */
-export function callInText(text, names) {
-  const found = callIn(text, names) ?? callIn(closeBraces(text), names);
+export function callInText(text, names, properties = null) {
+  const found = callIn(text, names) ?? callIn(closeBraces(text), names) ??
+    (properties && (namedBefore(text, properties) ?? namedBefore(closeBraces(text), properties)));
   return found && { ...found, end: Math.min(found.end, text.length) };
+}
+
+/**
+ * A call announced in prose and not made, the reply's last paragraph (seen from
+ * Qwen2.5-Coder-1.5B on long prompts: 'I will call query_page with the query "ice
+ * thickness winter".'): "call" or "use" right before an offered tool's name, then its
+ * string parameters each as its name and a quoted value; a tool with one required string
+ * parameter also takes the one quoted value alone, or with none quoted, when that parameter
+ * is words to look for (its description says so), the rest of the sentence. `tools`:
+ * [{name, parameters}]. Returns {name, arguments} or null.
+ */
+export function announcedCall(text, tools) {
+  const last = text.trim().split(/\n\s*\n/).at(-1) ?? '';
+  for (const tool of tools) {
+    const named = new RegExp(`\\b(?:call|calling|use|using)\\s+(?:the\\s+)?\`?${tool.name}\`?(?:\\s+(?:function|tool))?\\b`, 'i').exec(last);
+    if (!named) continue;
+    const rest = last.slice(named.index + named[0].length);
+    const props = tool.parameters?.properties ?? {};
+    const strings = Object.keys(props).filter((k) => k !== 'reasoning' && [props[k].type].flat().includes('string'));
+    const args = {};
+    for (const key of strings) {
+      const m = new RegExp(`\\b${key}\\s*[:=]?\\s*["“]([^"”]+)["”]`, 'i').exec(rest);
+      if (m) args[key] = m[1];
+    }
+    const required = (tool.parameters?.required ?? []).filter((k) => strings.includes(k));
+    const quoted = [...rest.matchAll(/["“]([^"”]+)["”]/g)].map((m) => m[1]);
+    if (Object.keys(args).length === 0 && required.length === 1) {
+      if (quoted.length === 1) args[required[0]] = quoted[0];
+      // No value quoted: what the sentence says it looks for ("to find the passages about
+      // the ice in winter"), for a tool whose one string is words to look for.
+      else if (quoted.length === 0 && props[required[0]]?.description && /words|query|look for/i.test(props[required[0]].description)) {
+        const sought = rest.split(/[.!?](?:\s|$)/)[0].replace(/^\W+/, '').trim();
+        if (sought.split(/\s+/).length >= 3) args[required[0]] = sought;
+      }
+    }
+    if ((tool.parameters?.required ?? []).every((k) => k in args) && Object.keys(args).length > 0) {
+      return { name: tool.name, arguments: JSON.stringify(args) };
+    }
+  }
+  return null;
+}
+
+/** How far before an arguments object the prose may name its tool (characters). */
+const NAMED_WITHIN = 200;
+
+/**
+ * A call written as prose naming an offered tool, then its arguments alone as a JSON object
+ * ("I will call query_page with the following arguments: ```json {"query": "ice"}```", seen
+ * from Qwen2.5-Coder-1.5B): the object counts as that tool's call when the last offered tool
+ * named in the 200 characters before it has every key of the object among its parameters.
+ * `properties`: Map of tool name -> its parameter names.
+ */
+function namedBefore(text, properties) {
+  for (const candidate of jsonObjects(text)) {
+    let value;
+    try {
+      value = JSON.parse(candidate.text);
+    } catch {
+      continue;
+    }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) continue;
+    const keys = Object.keys(value);
+    if (keys.length === 0) continue;
+    const before = text.slice(Math.max(0, candidate.start - NAMED_WITHIN), candidate.start);
+    let name = null;
+    let at = -1;
+    for (const tool of properties.keys()) {
+      const i = before.lastIndexOf(tool);
+      if (i > at) [name, at] = [tool, i];
+    }
+    if (name === null || !keys.every((k) => properties.get(name).includes(k))) continue;
+    return { name, arguments: JSON.stringify(value), start: candidate.start, end: candidate.end };
+  }
+  return null;
 }
 
 /**
@@ -377,12 +452,17 @@ export function replyCalls({ text, functionCalls = [], tools = [], newId }) {
     .map((c) => ({ name: c.functionName, arguments: JSON.stringify(dropNulls(c.params ?? {}, byName.get(c.functionName).parameters) ?? {}) }));
   let content = text;
   if (names.length) {
-    const found = callInText(text, names);
+    const properties = new Map(tools.map((t) => [t.name, Object.keys(t.parameters?.properties ?? {})]));
+    const found = callInText(text, names, properties);
     if (found) {
       calls.push({ name: found.name, arguments: coerceArguments(found.arguments, byName.get(found.name).parameters) });
       const before = text.slice(0, found.start).replace(/```(?:json)?\s*$/i, '');
       const after = text.slice(found.end).replace(/^\s*```/, '');
       content = `${before}${after}`.trim();
+    } else if (calls.length === 0) {
+      // The prose stays the reply's text (the client takes it for the call's thought).
+      const announced = announcedCall(text, tools);
+      if (announced) calls.push({ name: announced.name, arguments: coerceArguments(announced.arguments, byName.get(announced.name).parameters) });
     }
   }
   return {

@@ -63,7 +63,14 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
     (
         "synthesis.tpl",
         include_str!("templates/synthesis.tpl"),
-        &["ready", "step_limit", "stopped", "repeating", "question"],
+        &[
+            "ready",
+            "step_limit",
+            "stopped",
+            "repeating",
+            "abstain",
+            "question",
+        ],
     ),
     (
         "reflect.tpl",
@@ -152,17 +159,21 @@ fn strings(pairs: &[(&str, &str)]) -> Context {
 }
 
 /// What the prompt asks for when the page does not hold the answer: an answer of exactly
-/// this sentence (the system text names it; the benchmark counts it).
+/// this sentence (the system text names it for a page shown whole, the Observe and Synthesis
+/// requests for every page; the benchmark counts it).
 pub const ABSTAIN: &str = "The page does not say.";
 
-/// The system prompt: the role (naming the fence), what to answer when the page does not
-/// say, the reading level, and web search when it is on. No page text, and nothing that
+/// The system prompt: the role (naming the fence), what to answer when a page shown whole
+/// does not say, the reading level, and web search when it is on. No page text, and nothing that
 /// changes from one question to the next on the same page, so a second question's request
 /// starts with the first one's bytes (the model server's prompt cache).
 fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
     let fence = Fence::new(&state.nonce);
     let mut sections = Vec::with_capacity(3);
-    if state.page.as_ref().is_some_and(|p| !p.text.is_empty()) {
+    // A page shown whole gets the phrase; for a page cut to its start the first request
+    // asks for query_page instead (with the phrase there, small models answered it, or a
+    // guess, rather than look further), and the Observe and Synthesis requests name it.
+    if excerpt(state, &Fit::NONE).is_some_and(|e| shows_whole(state, &e)) {
         sections.push("abstain");
     }
     match state.config.reading_level {
@@ -203,21 +214,11 @@ fn page_block(
             let index = crate::page::index_of(&page.text);
             let lead = excerpt(state, fit).map(|e| e.lead).unwrap_or_default();
             let text = crate::page::render(&index, &page.text, &lead);
-            let total = index.passages().len();
-            let context = strings(&[
-                (
-                    "page_data",
-                    &page_data(fence, &page.title, &page.url, Some(&text)),
-                ),
-                ("shown", &lead.len().to_string()),
-                ("total", &total.to_string()),
-            ]);
-            let sections: &[&str] = if lead.len() < total {
-                &["page", "page_cut"]
-            } else {
-                &["page"]
-            };
-            template.render(&context, sections)
+            let context = strings(&[(
+                "page_data",
+                &page_data(fence, &page.title, &page.url, Some(&text)),
+            )]);
+            template.render(&context, &["page"])
         }
         Some(page) => template.render(
             &strings(&[("page_data", &page_data(fence, &page.title, &page.url, None))]),
@@ -244,6 +245,13 @@ fn excerpt(state: &SessionState, fit: &Fit) -> Option<crate::page::Excerpt> {
     ))
 }
 
+/// Whether `excerpt` is the whole of the state's page.
+fn shows_whole(state: &SessionState, excerpt: &crate::page::Excerpt) -> bool {
+    state.page.as_ref().is_some_and(|page| {
+        excerpt.lead.len() == crate::page::index_of(&page.text).passages().len()
+    })
+}
+
 /// The passages past the page block's lead that match the question best, fenced, as a user
 /// message of their own just before the question (so the page block before it stays the
 /// same from one question to the next); `None` when the lead holds the best match.
@@ -267,6 +275,30 @@ fn page_extra(
         .user
         .render(&strings(&[("page_data", &data)]), &["page_extra"])
         .map(Some)
+}
+
+/// For a question about a page that was cut, what the model has seen of it and how to find
+/// the rest, just before the question (small models acted on it there, not at the end of
+/// the page block); `None` for a page shown whole, and for an explanation (its context is
+/// given).
+fn page_cut(
+    state: &SessionState,
+    templates: &Builtin,
+    fit: &Fit,
+) -> Result<Option<String>, TemplateError> {
+    if state.selection.is_some() {
+        return Ok(None);
+    }
+    let (Some(page), Some(excerpt)) = (&state.page, excerpt(state, fit)) else {
+        return Ok(None);
+    };
+    let total = crate::page::index_of(&page.text).passages().len();
+    let shown = excerpt.lead.len() + excerpt.extra.len();
+    if shown >= total {
+        return Ok(None);
+    }
+    let values = strings(&[("shown", &shown.to_string()), ("total", &total.to_string())]);
+    templates.user.render(&values, &["page_cut"]).map(Some)
 }
 
 /// What the user asked in a turn: the question as typed, or for an explanation the
@@ -437,6 +469,9 @@ fn conversation_with(
     }
     if let Some(extra) = page_extra(state, templates, fit)? {
         messages.push(ChatMessage::new(Role::User, extra));
+    }
+    if let Some(cut) = page_cut(state, templates, fit)? {
+        messages.push(ChatMessage::new(Role::User, cut));
     }
     let text = user_text(
         templates,

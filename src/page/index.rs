@@ -162,6 +162,37 @@ impl PageIndex {
     }
 }
 
+impl PageIndex {
+    /// Whether passage `index` holds a distinctive word of `query`: a number, or a word of
+    /// four or more letters that is not a common English word and is rare on the page (in
+    /// at most a quarter of its passages). A match on such a word says something about the
+    /// passage; a match on "the", "in" or "which" does not.
+    pub fn matches_rare_word(&self, query: &str, index: usize) -> bool {
+        let query = crate::types::case::fold(query);
+        let rare = (self.passages.len() / 4).max(1);
+        words(&query).filter(|term| distinctive(term)).any(|term| {
+            self.postings.get(term).is_some_and(|list| {
+                list.len() <= rare && list.iter().any(|&(p, _)| p as usize == index)
+            })
+        })
+    }
+}
+
+/// Common English words of four or more letters (questions are full of them).
+const COMMON: [&str; 40] = [
+    "about", "after", "also", "been", "before", "being", "could", "does", "done", "each", "from",
+    "have", "into", "many", "more", "most", "much", "only", "other", "over", "page", "said",
+    "says", "some", "such", "than", "that", "their", "them", "then", "there", "these", "they",
+    "this", "what", "when", "where", "which", "with", "would",
+];
+
+/// Whether a (case-folded) query word can tell passages apart: a number, or four or more
+/// letters and not in [`COMMON`].
+fn distinctive(term: &str) -> bool {
+    term.bytes().all(|b| b.is_ascii_digit())
+        || (term.chars().count() >= 4 && !COMMON.contains(&term))
+}
+
 /// FNV-1a, 64 bits: the index's hash of words (short, and not chosen to collide with each
 /// other: a page could only slow its own index down; several times faster than SipHash).
 pub struct FnvHasher(u64);

@@ -76,8 +76,10 @@ fn choose_excerpt(index: &PageIndex, text: &str, query: &str, budget: usize) -> 
         if lead.contains(&hit.index) {
             break;
         }
-        // A heading alone says nothing the question needs (its words made it match).
-        if headings_only(&passages[hit.index], text) {
+        // A heading alone says nothing the question needs (its words made it match), and
+        // a passage that shares only common words with the question is no better a guess
+        // than the page's start.
+        if headings_only(&passages[hit.index], text) || !index.matches_rare_word(query, hit.index) {
             continue;
         }
         if used + size(hit.index) <= budget {
@@ -238,6 +240,32 @@ mod tests {
         let budget = 300;
         let chosen = excerpt(&index, &page, "the winter of the ice", budget);
         assert!(!chosen.extra.contains(&heading), "{chosen:?}");
+    }
+
+    #[test]
+    fn a_passage_that_shares_only_common_words_with_the_question_is_not_chosen() {
+        let mut page = String::new();
+        for i in 0..12 {
+            page.push_str(&format!("## Part {i}\nThe town of the coast had a harbour to the north, with the boats of the fishermen.\n\n"));
+        }
+        page.push_str(
+            "## Museum\nThe museum is in the old warehouse of the town, by the harbour.\n",
+        );
+        let index = PageIndex::build(&page);
+        let museum = index.passages().len() - 1;
+        // "How thick was the ice in the winter?": only "the" and "in" are on the page, and
+        // "in" only in the museum's passage: rare, but no word to tell passages apart by.
+        let budget = 400;
+        let ice = excerpt(
+            &index,
+            &page,
+            "How thick was the ice in the winter?",
+            budget,
+        );
+        assert!(ice.extra.is_empty(), "{ice:?}");
+        // A rare word of the question makes it a match.
+        let found = excerpt(&index, &page, "Where is the museum?", budget);
+        assert_eq!(found.extra, [museum]);
     }
 
     #[test]

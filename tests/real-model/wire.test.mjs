@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   RequestError,
+  announcedCall,
   callInText,
   chunkBody,
   coerceArguments,
@@ -238,6 +239,15 @@ test('a call written as JSON naming an offered tool is a call: bare, fenced, in 
   assert.deepEqual(callInText(unclosed, names),
     { name: 'read_page', arguments: '{"offset":1500,"reasoning":["a {b}"]}', start: 0, end: unclosed.length });
   assert.equal(callInText('{"name": "read_page", "arguments": {"q": "}', names), null, 'an open string is not closed');
+  // Seen from Qwen2.5-Coder-1.5B: the tool named in prose, its arguments alone in a fence.
+  const properties = new Map([['read_page', ['offset', 'max_chars', 'reasoning']], ['query_page', ['query', 'k', 'reasoning']]]);
+  const named = 'I will call query_page with the following arguments:\n```json\n{\n  "k": 1,\n  "query": "ice thickness winter"\n}\n```\nThis will help.';
+  assert.deepEqual(callInText(named, names, properties),
+    { name: 'query_page', arguments: '{"k":1,"query":"ice thickness winter"}', start: named.indexOf('{'), end: named.lastIndexOf('}') + 1 });
+  assert.equal(callInText(named, names), null, 'only with the tools\' parameters');
+  assert.equal(callInText('Use query_page. Example: {"offset": 3}', names, properties), null, 'keys of another tool');
+  assert.equal(callInText(`query_page ${' '.repeat(250)}{"query": "x"}`, names, properties), null, 'named too far before');
+  assert.equal(callInText('The JSON is {"query": "x"}.', names, properties), null, 'no tool named');
 
   const tools = requestedTools({ tools: [READ_PAGE, QUERY_PAGE] }).tools;
   let n = 0;
@@ -287,4 +297,30 @@ test('a call written as text is held to its schema where the slip has one readin
   const tools = [{ name: 'read_page', description: '', parameters: schema }];
   const reply = replyCalls({ text: '{"name": "read_page", "arguments": {"offset": 1250, "reasoning": ["a", "b"]}', tools, newId: () => 'call_1' });
   assert.equal(reply.toolCalls[0].function.arguments, '{"offset":1250,"reasoning":"a b"}');
+});
+
+test('a call announced in prose and not made is a call: the tool after "call", its string arguments quoted', () => {
+  // query_page's query as the agent describes it (src/tools/schemas.gen.json).
+  const query = { type: 'string', maxLength: 200, description: 'Words to look for: names, terms, a phrase from the question.' };
+  const queryPage = { ...QUERY_PAGE, function: { ...QUERY_PAGE.function, parameters: { ...QUERY_PAGE.function.parameters, properties: { query } } } };
+  const tools = requestedTools({ tools: [READ_PAGE, queryPage] }).tools;
+  const said = 'The passage [p1] does not say.\n\nI will call query_page with the query "ice thickness winter 1902" to find the relevant passages.';
+  assert.deepEqual(announcedCall(said, tools), { name: 'query_page', arguments: '{"query":"ice thickness winter 1902"}' });
+  // One required string parameter takes the one quoted value.
+  assert.deepEqual(announcedCall('I will call query_page to find the passages that best match "winter ice".', tools),
+    { name: 'query_page', arguments: '{"query":"winter ice"}' });
+  assert.equal(announcedCall('You could call query_page yourself.', tools), null, 'no arguments: no call');
+  assert.deepEqual(announcedCall('To find this, I can call the `query_page` function with the query "ice thickness winter 1902".', tools),
+    { name: 'query_page', arguments: '{"query":"ice thickness winter 1902"}' });
+  // Nothing quoted: a tool whose one string is words to look for takes the rest of the sentence.
+  assert.deepEqual(announcedCall('I will call query_page to find the passages about the ice in winter. Then I answer.', tools),
+    { name: 'query_page', arguments: '{"query":"to find the passages about the ice in winter"}' });
+  assert.equal(announcedCall('I will use read_page to read on from there.', tools), null, 'read_page takes numbers');
+  assert.equal(announcedCall('I will call query_page with "a" or "b".', tools), null, 'two values: no guess');
+  assert.equal(announcedCall('I will call query_page with the query "ice".\n\nThe ice was thick.', tools), null, 'only the last paragraph');
+  assert.equal(announcedCall('The page says "call query_page".', tools), null);
+  let n = 0;
+  const reply = replyCalls({ text: said, tools, newId: () => `call_${++n}` });
+  assert.equal(reply.content, said, 'the prose stays the reply\'s text');
+  assert.deepEqual(reply.toolCalls.map((c) => [c.function.name, c.function.arguments]), [['query_page', '{"query":"ice thickness winter 1902"}']]);
 });

@@ -46,10 +46,10 @@ fn every_section_the_loop_uses_renders_with_the_values_it_gets() {
     let expert = loaded.system.render(&tag, &["reading_expert"]).unwrap();
     assert!(expert.ends_with("\n\nReading level: expert. Use precise terminology and assume the reader has background knowledge of the subject; skip the basics."));
     let page = strings(&[("page_data", "D"), ("shown", "1"), ("total", "2")]);
-    let block = loaded.user.render(&page, &["page", "page_cut"]).unwrap();
+    let block = loaded.user.render(&page, &["page"]).unwrap();
     assert_eq!(
         block,
-        "The page the user is reading (its title and URL, then its text as passages, each under a label such as [p1] and its headings):\nD\nWhen your answer uses a passage, cite its label in square brackets, e.g. [p1], after the sentence it supports. Cite only labels you were given.\n(This is the start of the page: its first 1 of 2 passages. If the passages you were given do not hold the answer, query_page finds the ones that match other words, and read_page reads on; do not guess.)"
+        "The page the user is reading (its title and URL, then its text as passages, each under a label such as [p1] and its headings):\nD\nWhen your answer uses a passage, cite its label in square brackets, e.g. [p1], after the sentence it supports. Cite only labels you were given."
     );
     let unreadable = loaded.user.render(&page, &["page_unreadable"]).unwrap();
     assert_eq!(unreadable, "The user is on this page, but its text could not be read: answer from general knowledge and say so.\nD");
@@ -61,6 +61,10 @@ fn every_section_the_loop_uses_renders_with_the_values_it_gets() {
     assert_eq!(
         loaded.user.render(&page, &["explained_selection"]).unwrap(),
         "Explain the text I selected on the page:\nD"
+    );
+    assert_eq!(
+        loaded.user.render(&page, &["page_cut"]).unwrap(),
+        "You have seen only part of the page (1 of its 2 passages). When the passages you were given do not hold the answer, call query_page to find the passages that do."
     );
     assert_eq!(
         loaded.user.render(&page, &["page_extra"]).unwrap(),
@@ -87,6 +91,13 @@ fn every_section_the_loop_uses_renders_with_the_values_it_gets() {
             "{text}"
         );
     }
+    let abstained = loaded
+        .synthesis
+        .render(&question, &["ready", "abstain", "question"])
+        .unwrap();
+    assert!(abstained.ends_with(&format!(
+        "in plain prose. If the page does not hold the answer, answer exactly: {ABSTAIN}\n\nThe question: {{{{q}}}} Why?"
+    )));
     let observe = loaded.observe.render(&question, &[]).unwrap();
     assert!(observe.starts_with("Judge the tool result"));
     // No placeholder a model could copy into its answer: the question ends the request.

@@ -13,6 +13,10 @@ The user asked you to stop. Write the best short answer you can from the informa
 ## repeating (optional)
 You were stopped from repeating a tool call that kept giving the same result. Write the best answer you can to the question now, from the information above, in plain prose. Say briefly if something is uncertain.
 
+<section name="abstain" optional>
+ If the page does not hold the answer, answer exactly: The page does not say.
+</section>
+
 <section name="question">
 
 

@@ -10,8 +10,7 @@ When your answer uses a passage, cite its label in square brackets, e.g. [p1], a
 </section>
 
 <section name="page_cut" optional>
-
-(This is the start of the page: its first {{shown}} of {{total}} passages. If the passages you were given do not hold the answer, query_page finds the ones that match other words, and read_page reads on; do not guess.)
+You have seen only part of the page ({{shown}} of its {{total}} passages). When the passages you were given do not hold the answer, call query_page to find the passages that do.
 </section>
 
 <section name="page_extra" optional>

@@ -1,0 +1,83 @@
+// The agent calls a page tool on a real model: the built extension (dist/) in Chromium, asked
+// through the popup about a page longer than its first excerpt, answered by a model with a
+// tool syntax (Qwen2.5-Coder-1.5B-Instruct behind the local model server, as in
+// tools.test.mjs). The context window is set to 3,072 tokens, which gives a first excerpt of
+// 1,000 characters; the fact asked for is in one passage of about 1,100 characters
+// (fixtures/harbour-log.html, "The winter of the ice"), so no first request can hold it. The
+// run must find it with query_page or read_page, and its answer must state it.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { configureProvider, launchExtension, openPopup, screenshot, tabIdOf } from '../../e2e/support/browser.mjs';
+import { askQuestion, requestBackend, waitForRunEnd } from '../../e2e/support/popup.mjs';
+import { serveDirectory } from '../../e2e/support/static-server.mjs';
+import { localModel, serverStats, writeReport } from '../support.mjs';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+const QUESTION = 'How thick was the ice in the winter of the ice?';
+/** The fact, as the page states it or in figures. */
+const FACT = /forty[- ]three|\b43\b/i;
+/** The passage that holds it: never whole in a 1,000-character excerpt. */
+const PASSAGE_START = 'In one hard winter the sea froze along the shore';
+const MAX_STEPS = 4;
+/** A model call on 2 CPU threads is up to about a minute with the tool definitions. */
+const RUN_TIMEOUT_MS = 420_000;
+
+let kl;
+let site;
+
+before(async () => {
+  const model = localModel();
+  site = await serveDirectory(FIXTURES);
+  kl = await launchExtension({ logName: 'real-model-tool-agent' });
+  await configureProvider(kl.context, kl.extId, { baseUrl: model.baseUrl, model: model.name, contextWindow: 3072 });
+});
+
+after(async () => {
+  await kl?.close();
+  await site?.close();
+});
+
+test('a question whose fact lies past the first excerpt is answered through query_page or read_page', { timeout: RUN_TIMEOUT_MS + 60_000 }, async (t) => {
+  const page = await kl.context.newPage();
+  await page.goto(site.url('harbour-log.html'));
+  const tabId = await tabIdOf(kl.context, page);
+  const session = `tab:${tabId}`;
+  const popup = await openPopup(kl.context, kl.extId, tabId);
+  const serverBefore = await serverStats();
+  const started = Date.now();
+  await askQuestion(popup, QUESTION, { maxSteps: MAX_STEPS });
+  const done = await waitForRunEnd(popup, { timeout: RUN_TIMEOUT_MS, diagnostics: () => kl.recentLogs() });
+  const seconds = (Date.now() - started) / 1000;
+  await screenshot(popup, 'real-model-tool-agent.png');
+  assert.equal(done.state, 'completed', `the run ended ${done.state}: ${done.errorMessage || done.status}\n${kl.recentLogs()}`);
+
+  const exported = await requestBackend(popup, { type: 'export', session });
+  assert.equal(exported.ok, true, JSON.stringify(exported));
+  const doc = JSON.parse(exported.data.json);
+  const entries = doc.trajectory.map((e) => e.item);
+  const calls = entries.filter((i) => i.tool_call).map((i) => i.tool_call.call);
+  const results = entries.filter((i) => i.tool_result).map((i) => i.tool_result);
+  const report = {
+    question: QUESTION,
+    answer: doc.answer,
+    seconds,
+    model_calls: doc.metrics.model_calls,
+    server_requests: (await serverStats()).requests - serverBefore.requests,
+    calls: calls.map((c) => `${c.name} ${c.arguments}`),
+    results: results.map((r) => ({ call_id: r.call_id, ok: r.ok, start: String(r.content).slice(0, 300) })),
+    trajectory: doc.trajectory.map((e) => Object.keys(e.item)[0]),
+  };
+  await writeReport('real-model-tool-agent.json', report);
+  t.diagnostic(`${seconds.toFixed(1)} s, ${report.model_calls} model calls; calls: ${report.calls.join(' | ') || 'none'}; answer: ${doc.answer}`);
+
+  // The first request could not hold the passage: the fact came from a page tool's result.
+  const pageTools = calls.filter((c) => c.name === 'query_page' || c.name === 'read_page');
+  assert.ok(pageTools.length >= 1, `no query_page or read_page call: ${JSON.stringify(report, null, 2)}`);
+  const found = results.some((r) => r.ok && pageTools.some((c) => c.id === r.call_id) && r.content.includes(PASSAGE_START));
+  assert.ok(found, `no page tool result holds the passage: ${JSON.stringify(report, null, 2)}`);
+  assert.match(doc.answer, FACT, `the answer does not state the ice's thickness: ${JSON.stringify(report, null, 2)}`);
+  await popup.close();
+  await page.close();
+});
