@@ -216,6 +216,12 @@
       host.style.setProperty('top', `${Math.round(top)}px`, 'important');
     };
 
+    // The panel opens nearly empty and grows as the answer streams in: placed again as it
+    // grows, so it stays on screen (above the selection when there is no room below).
+    new ResizeObserver(() => {
+      if (state.open) place();
+    }).observe(box);
+
     const hostStyle = {
       all: 'initial', position: 'fixed', 'z-index': '2147483647', display: 'block', margin: '0',
       width: 'auto', height: 'auto', transform: 'none', visibility: 'visible', opacity: '1',

@@ -251,6 +251,33 @@ test('klExplainFromTab: the panel streams the answer; Stop, Close and Escape', a
   await page.close();
 });
 
+test('the panel stays on screen as a long answer streams in below a selection near the bottom', async () => {
+  const { llm } = harness;
+  const { page, tabId } = await fixture('explain.html');
+  // The selection 120 px above the bottom of the viewport.
+  await page.evaluate(() => {
+    const spacer = document.createElement('div');
+    spacer.style.height = '1500px';
+    document.body.prepend(spacer);
+    const target = document.querySelector('#target');
+    scrollBy(0, target.getBoundingClientRect().bottom - (innerHeight - 120));
+  });
+  await selectIn(page, '#target');
+  const cdp = await panelSession(page);
+  const paragraph = 'The keeper wrote the weather, the ships and the oil burned into the log every night. ';
+  llm.script({ deltas: Array.from({ length: 12 }, () => `${paragraph.repeat(2)}\n\n`), chunkDelayMs: 150 });
+  assert.deepEqual(await explainFromTab(tabId, 'menu'), { ok: true });
+  await waitForPanel(cdp, (p) => p?.status === 'Done.', 'the long answer');
+  const { top, bottom, height } = await page.evaluate(() => {
+    const r = document.querySelector('[data-knowledgelens="panel"]').getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, height: innerHeight };
+  });
+  assert.ok(top >= 0 && bottom <= height, `the panel runs off the screen: ${top}..${bottom} of ${height}`);
+  await screenshot(page, 'explain-panel-long.png');
+  await cdp.detach();
+  await page.close();
+});
+
 test('a worker stop while the panel streams: the panel reconnects and shows the whole answer', async () => {
   const { llm, kl } = harness;
   const { page, tabId } = await fixture('explain.html');
