@@ -131,7 +131,7 @@ fn openai_itself_keeps_the_cache_key_and_other_400s_keep_it_too() {
 // ---- cache_control on Anthropic requests ----
 
 #[test]
-fn anthropic_marks_the_system_block_and_the_message_before_the_last() {
+fn anthropic_marks_the_system_block_the_page_block_and_the_message_before_the_last() {
     let config = vendor(Provider::Anthropic, "claude-sonnet-4-5");
     let req = knowledgelens::llm::anthropic::build_request(&config, &representative(false));
     let body: Value = serde_json::from_str(req.body.as_deref().expect("body")).expect("json");
@@ -153,8 +153,11 @@ fn anthropic_marks_the_system_block_and_the_message_before_the_last() {
         .collect();
     let before_last = messages.len() - 2;
     let last_block = messages[before_last]["content"].as_array().unwrap().len() - 1;
-    assert_eq!(marked, [(before_last, last_block)]);
-    // Breakpoints: the system block and that one, within Anthropic's limit of 4; the key
+    // The first block of the first user turn (the page block, the same for every question
+    // on a page) and the message before the last.
+    assert_eq!(marked, [(0, 0), (before_last, last_block)]);
+    assert_eq!(messages[0]["role"], "user");
+    // Breakpoints: the system block and those, within Anthropic's limit of 4; the key
     // itself is never sent to Anthropic.
     assert!(marked.len() < 4);
     assert!(!req.body.as_deref().unwrap().contains(CACHE_KEY));

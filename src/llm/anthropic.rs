@@ -57,8 +57,18 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
             json!({ "role": if t.model { "assistant" } else { "user" }, "content": content })
         })
         .collect();
-    // The stable prefix ends with the message before the last user message (which carries
-    // the grounding and changes every call): a cache breakpoint there.
+    // The page block (the first block of the first user turn) is the same for every question
+    // on a page: a cache breakpoint there, so a second question reuses it. The stable prefix
+    // of a run's later calls ends with the message before the last (the last changes every
+    // call): a breakpoint there too.
+    let several = messages.len() > 1
+        || messages
+            .first()
+            .and_then(|m| m["content"].as_array())
+            .is_some_and(|blocks| blocks.len() > 1);
+    if let Some(first) = messages.first_mut().filter(|_| several) {
+        mark_first_cached(first);
+    }
     if let Some(before_last) = messages.len().checked_sub(2) {
         mark_cached(&mut messages[before_last]);
     }
@@ -85,8 +95,8 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
 }
 
 /// A prompt-cache breakpoint: the prefix up to and including the block that carries it is
-/// cached for five minutes. At most 4 per request; this format sets 2 (the system block and
-/// the message before the last).
+/// cached for five minutes. At most 4 per request; this format sets 3 (the system block, the
+/// page block and the message before the last).
 /// <https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching>
 fn ephemeral() -> Value {
     json!({ "type": "ephemeral" })
@@ -106,6 +116,28 @@ fn mark_cached(message: &mut Value) {
                 .and_then(Value::as_str)
                 .is_none_or(str::is_empty);
         if !empty_text {
+            block["cache_control"] = ephemeral();
+        }
+    }
+}
+
+/// Puts a cache breakpoint on the first content block of `message` when it is a user
+/// turn's non-empty text (the page block).
+fn mark_first_cached(message: &mut Value) {
+    if message.get("role").and_then(Value::as_str) != Some("user") {
+        return;
+    }
+    let first = message
+        .get_mut("content")
+        .and_then(Value::as_array_mut)
+        .and_then(|blocks| blocks.first_mut());
+    if let Some(block) = first {
+        let text = block.get("type").and_then(Value::as_str) == Some("text")
+            && block
+                .get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| !t.is_empty());
+        if text {
             block["cache_control"] = ephemeral();
         }
     }
