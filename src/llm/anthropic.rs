@@ -61,11 +61,13 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     // on a page: a cache breakpoint there, so a second question reuses it. The stable prefix
     // of a run's later calls ends with the message before the last (the last changes every
     // call): a breakpoint there too.
+    // (Not on a request of one turn of one text, or of a text and an image: nothing to
+    // reuse.)
     let several = messages.len() > 1
         || messages
             .first()
             .and_then(|m| m["content"].as_array())
-            .is_some_and(|blocks| blocks.len() > 1);
+            .is_some_and(|blocks| blocks.iter().filter(|b| b["type"] == "text").count() > 1);
     if let Some(first) = messages.first_mut().filter(|_| several) {
         mark_first_cached(first);
     }
