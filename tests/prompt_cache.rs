@@ -170,6 +170,31 @@ fn anthropic_marks_the_system_block_the_page_block_and_the_message_before_the_la
         .is_none());
 }
 
+#[test]
+fn anthropic_marks_the_page_block_of_a_first_question() {
+    // The page block and the question are one user turn of two text blocks: the page block
+    // is marked, so the next question on the page reads it from the cache.
+    use knowledgelens::llm::{ChatMessage, ChatRequest, Role};
+    let config = vendor(Provider::Anthropic, "claude-sonnet-4-5");
+    let request = ChatRequest {
+        messages: vec![
+            ChatMessage::new(Role::System, "You are KnowledgeLens.".to_string()),
+            ChatMessage::new(Role::User, "The page: <page-x>Tides.</page-x>".to_string()),
+            ChatMessage::new(Role::User, "Why tides?".to_string()),
+        ],
+        ..ChatRequest::default()
+    };
+    let req = knowledgelens::llm::anthropic::build_request(&config, &request);
+    let body: Value = serde_json::from_str(req.body.as_deref().expect("body")).expect("json");
+    let blocks = body["messages"][0]["content"].as_array().expect("blocks");
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(
+        blocks[0]["cache_control"],
+        serde_json::json!({"type": "ephemeral"})
+    );
+    assert!(blocks[1].get("cache_control").is_none());
+}
+
 // ---- cached prompt tokens in the usage ----
 
 fn usage_of(
