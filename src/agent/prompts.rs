@@ -159,8 +159,8 @@ fn strings(pairs: &[(&str, &str)]) -> Context {
 }
 
 /// What the prompt asks for when the page does not hold the answer: an answer of exactly
-/// this sentence (the system text names it for a page shown whole, the Observe and Synthesis
-/// requests for every page; the benchmark counts it).
+/// this sentence (the system text names it for a page shown whole, the Observe request
+/// for every page; the benchmark counts it).
 pub const ABSTAIN: &str = "The page does not say.";
 
 /// The system prompt: the role (naming the fence), what to answer when a page shown whole
@@ -172,7 +172,7 @@ fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateE
     let mut sections = Vec::with_capacity(3);
     // A page shown whole gets the phrase; for a page cut to its start the first request
     // asks for query_page instead (with the phrase there, small models answered it, or a
-    // guess, rather than look further), and the Observe and Synthesis requests name it.
+    // guess, rather than look further), and the Observe request names it.
     if excerpt(state, &Fit::NONE).is_some_and(|e| shows_whole(state, &e)) {
         sections.push("abstain");
     }
