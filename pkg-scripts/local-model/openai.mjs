@@ -372,14 +372,7 @@ const NAMED_WITHIN = 200;
  * `properties`: Map of tool name -> its parameter names.
  */
 function namedBefore(text, properties) {
-  for (const candidate of jsonObjects(text)) {
-    let value;
-    try {
-      value = JSON.parse(candidate.text);
-    } catch {
-      continue;
-    }
-    if (!value || typeof value !== 'object' || Array.isArray(value)) continue;
+  for (const { value, ...candidate } of plainObjects(text)) {
     const keys = Object.keys(value);
     if (keys.length === 0) continue;
     const before = text.slice(Math.max(0, candidate.start - NAMED_WITHIN), candidate.start);
@@ -416,7 +409,8 @@ function closeBraces(text) {
   return !inString && depth >= 1 && depth <= 2 ? body + '}'.repeat(depth) : text;
 }
 
-function callIn(text, names) {
+/** The JSON objects (not arrays or scalars) written in `text`, parsed, with their span. */
+function* plainObjects(text) {
   for (const candidate of jsonObjects(text)) {
     let value;
     try {
@@ -424,7 +418,12 @@ function callIn(text, names) {
     } catch {
       continue;
     }
-    if (!value || typeof value !== 'object' || Array.isArray(value)) continue;
+    if (value && typeof value === 'object' && !Array.isArray(value)) yield { ...candidate, value };
+  }
+}
+
+function callIn(text, names) {
+  for (const { value, ...candidate } of plainObjects(text)) {
     const name = ['name', 'tool', 'tool_name'].map((k) => value[k]).find((v) => typeof v === 'string');
     if (name === undefined || !names.includes(name)) continue;
     const key = ['arguments', 'parameters', 'args', 'input'].find((k) => k in value);

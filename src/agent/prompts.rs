@@ -21,7 +21,9 @@ use crate::state::trajectory::Item;
 use crate::state::{SessionState, SynthesisReason};
 use crate::tools::explain::{cut_instruction, EXPLAIN_TEXT_WITH_CONTEXT};
 use crate::tools::PAGE_DATA_TOOLS;
-use crate::types::page::{clean_title, clean_url};
+pub use grounding::{grounding_text, notes_text};
+use grounding::{grounding_with, notes_with, question_line};
+use page::{excerpt, page_block, page_cut, page_extra, shows_whole};
 
 /// The built-in templates' texts: (file name, text, the sections this module renders).
 const BUILTIN: [(&str, &str, &[&str]); 8] = [
@@ -189,118 +191,6 @@ fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateE
         .render(&strings(&[("fence_tag", &fence.tag())]), &sections)
 }
 
-/// The page's title and URL (capped), then its text, as one fenced block.
-fn page_data(fence: Fence<'_>, title: &str, url: &str, text: Option<&str>) -> String {
-    let mut data = format!("Title: {}\nURL: {}", clean_title(title), clean_url(url));
-    if let Some(text) = text {
-        data.push_str("\n\n");
-        data.push_str(text);
-    }
-    fence.wrap(&data)
-}
-
-/// The page block, the first user message: the fenced passages (the whole page when it
-/// fits the run's page characters, else its start: the excerpt's lead), or why there are
-/// none. The same for every question on the page.
-fn page_block(
-    state: &SessionState,
-    templates: &Builtin,
-    fit: &Fit,
-) -> Result<String, TemplateError> {
-    let template = &templates.user;
-    let fence = Fence::new(&state.nonce);
-    match &state.page {
-        Some(page) if !page.text.is_empty() => {
-            let index = crate::page::index_of(&page.text);
-            let lead = excerpt(state, fit).map(|e| e.lead).unwrap_or_default();
-            let text = crate::page::render(&index, &page.text, &lead);
-            let context = strings(&[(
-                "page_data",
-                &page_data(fence, &page.title, &page.url, Some(&text)),
-            )]);
-            template.render(&context, &["page"])
-        }
-        Some(page) => template.render(
-            &strings(&[("page_data", &page_data(fence, &page.title, &page.url, None))]),
-            &["page_unreadable"],
-        ),
-        None => template.render(&Context::new(), &["no_page"]),
-    }
-}
-
-/// The run's excerpt of its page within the characters `fit` leaves (`None` without page
-/// text).
-fn excerpt(state: &SessionState, fit: &Fit) -> Option<crate::page::Excerpt> {
-    let page = state.page.as_ref().filter(|p| !p.text.is_empty())?;
-    let excerpt_chars = fit
-        .excerpt_chars
-        .unwrap_or(state.config.page_excerpt_chars)
-        .min(state.config.page_excerpt_chars);
-    let index = crate::page::index_of(&page.text);
-    Some(crate::page::excerpt(
-        &index,
-        &page.text,
-        state.page_query(),
-        excerpt_chars,
-    ))
-}
-
-/// Whether `excerpt` is the whole of the state's page.
-fn shows_whole(state: &SessionState, excerpt: &crate::page::Excerpt) -> bool {
-    state.page.as_ref().is_some_and(|page| {
-        excerpt.lead.len() == crate::page::index_of(&page.text).passages().len()
-    })
-}
-
-/// The passages past the page block's lead that match the question best, fenced, as a user
-/// message of their own just before the question (so the page block before it stays the
-/// same from one question to the next); `None` when the lead holds the best match.
-fn page_extra(
-    state: &SessionState,
-    templates: &Builtin,
-    fit: &Fit,
-) -> Result<Option<String>, TemplateError> {
-    let (Some(page), Some(excerpt)) = (&state.page, excerpt(state, fit)) else {
-        return Ok(None);
-    };
-    if excerpt.extra.is_empty() {
-        return Ok(None);
-    }
-    let index = crate::page::index_of(&page.text);
-    let mut extra = excerpt.extra;
-    crate::types::order::sort(&mut extra);
-    let text = crate::page::render(&index, &page.text, &extra);
-    let data = Fence::new(&state.nonce).wrap(&text);
-    templates
-        .user
-        .render(&strings(&[("page_data", &data)]), &["page_extra"])
-        .map(Some)
-}
-
-/// For a question about a page that was cut, what the model has seen of it and how to find
-/// the rest, just before the question (small models acted on it there, not at the end of
-/// the page block); `None` for a page shown whole, and for an explanation (its context is
-/// given).
-fn page_cut(
-    state: &SessionState,
-    templates: &Builtin,
-    fit: &Fit,
-) -> Result<Option<String>, TemplateError> {
-    if state.selection.is_some() {
-        return Ok(None);
-    }
-    let (Some(page), Some(excerpt)) = (&state.page, excerpt(state, fit)) else {
-        return Ok(None);
-    };
-    let total = crate::page::index_of(&page.text).passages().len();
-    let shown = excerpt.lead.len() + excerpt.extra.len();
-    if shown >= total {
-        return Ok(None);
-    }
-    let values = strings(&[("shown", &shown.to_string()), ("total", &total.to_string())]);
-    templates.user.render(&values, &["page_cut"]).map(Some)
-}
-
 /// What the user asked in a turn: the question as typed, or for an explanation the
 /// request with the selection (page text: fenced). The current explanation's selection
 /// comes in its tool result instead, so it is not repeated here.
@@ -341,90 +231,6 @@ pub(crate) fn tool_content(state: &SessionState, name: &str, ok: bool, content: 
 /// the current run's tool calls, results and observations.
 pub fn conversation(state: &SessionState) -> Result<Vec<ChatMessage>, TemplateError> {
     conversation_with(state, builtin()?, &Fit::NONE)
-}
-
-/// The grounding as the model reads it (`agent::context::grounding`): what a compaction
-/// request summarises towards.
-pub fn grounding_text(state: &SessionState) -> Result<String, TemplateError> {
-    grounding_with(state, builtin()?)
-}
-
-fn grounding_with(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
-    let grounding = context::grounding(state);
-    let mut values = strings(&[("goal", &grounding.goal)]);
-    let mut sections = vec!["grounding"];
-    for (name, lines) in [
-        ("completed", &grounding.completed),
-        ("decisions", &grounding.decisions),
-        ("preferences", &grounding.preferences),
-    ] {
-        if !lines.is_empty() {
-            sections.push(name);
-            values.insert(name.to_string(), Value::from(lines.clone()));
-        }
-    }
-    templates.context.render(&values, &sections)
-}
-
-/// The notes a request carries before the current question, when the conversation it shows
-/// does not carry them itself: the run's completed calls and decisions once its start was
-/// compacted away, and what the user answered to `request_input` in earlier runs (or in
-/// this one, once compacted). `None` when there is nothing to note. The question stays the
-/// last thing the model reads; reading level and answer language are in the system text.
-pub fn notes_text(state: &SessionState) -> Result<Option<String>, TemplateError> {
-    notes_with(state, builtin()?)
-}
-
-fn notes_with(state: &SessionState, templates: &Builtin) -> Result<Option<String>, TemplateError> {
-    let grounding = context::grounding(state);
-    let compacted = context::covered_entries(state) > 0;
-    let answers = if compacted {
-        grounding.answers
-    } else {
-        grounding.answers[..state.kept_answers.len().min(grounding.answers.len())].to_vec()
-    };
-    let mut values = Context::new();
-    let mut sections = vec!["notes"];
-    for (section, name, lines) in [
-        (
-            "notes_completed",
-            "completed",
-            if compacted {
-                grounding.completed
-            } else {
-                Vec::new()
-            },
-        ),
-        (
-            "notes_decisions",
-            "decisions",
-            if compacted {
-                grounding.decisions
-            } else {
-                Vec::new()
-            },
-        ),
-        ("notes_answers", "answers", answers),
-    ] {
-        if !lines.is_empty() {
-            sections.push(section);
-            values.insert(name.to_string(), Value::from(lines));
-        }
-    }
-    if sections.len() == 1 {
-        return Ok(None);
-    }
-    templates.context.render(&values, &sections).map(Some)
-}
-
-/// The question as the last line of an instruction names it: as typed (its start, when
-/// long), or for an explanation what the user asked for.
-fn question_line(state: &SessionState) -> String {
-    if state.selection.is_some() {
-        return "Explain the text I selected on the page.".to_string();
-    }
-    let goal = context::grounding(state).goal;
-    goal.trim().to_string()
 }
 
 /// The conversation shrunk by `fit`: system text, page block, the compaction's summary,
@@ -731,6 +537,8 @@ fn standalone(
     }
 }
 
+mod grounding;
+mod page;
 mod reflect;
 pub mod research;
 pub mod screenshot;

@@ -111,15 +111,8 @@ fn mark_cached(message: &mut Value) {
         .get_mut("content")
         .and_then(Value::as_array_mut)
         .and_then(|blocks| blocks.last_mut());
-    if let Some(block) = last {
-        let empty_text = block.get("type").and_then(Value::as_str) == Some("text")
-            && block
-                .get("text")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty);
-        if !empty_text {
-            block["cache_control"] = ephemeral();
-        }
+    if let Some(block) = last.filter(|b| !is_text(b, str::is_empty)) {
+        block["cache_control"] = ephemeral();
     }
 }
 
@@ -133,16 +126,15 @@ fn mark_first_cached(message: &mut Value) {
         .get_mut("content")
         .and_then(Value::as_array_mut)
         .and_then(|blocks| blocks.first_mut());
-    if let Some(block) = first {
-        let text = block.get("type").and_then(Value::as_str) == Some("text")
-            && block
-                .get("text")
-                .and_then(Value::as_str)
-                .is_some_and(|t| !t.is_empty());
-        if text {
-            block["cache_control"] = ephemeral();
-        }
+    if let Some(block) = first.filter(|b| is_text(b, |t| !t.is_empty())) {
+        block["cache_control"] = ephemeral();
     }
+}
+
+/// Whether `block` is a text block whose text (none counts as empty) satisfies `holds`.
+fn is_text(block: &Value, holds: impl Fn(&str) -> bool) -> bool {
+    block.get("type").and_then(Value::as_str) == Some("text")
+        && holds(block.get("text").and_then(Value::as_str).unwrap_or(""))
 }
 
 fn block_json(block: &Block) -> Value {

@@ -500,15 +500,9 @@ impl SessionState {
         self.begin_run(&selection.text, page, config, now_ms);
         self.selection = Some(selection);
         let call = crate::tools::explain::prepared_call();
-        // Derived: the model did not write it, so it is not shown to the model as its own
-        // words (small models copied it into their explanations).
-        self.record(
-            now_ms,
-            Item::Thought {
-                text: crate::tools::explain::PREPARED_THOUGHT.to_string(),
-                derived: true,
-            },
-        );
+        // Derived: small models copied it into their explanations when shown as their words.
+        let thought = Item::derived_thought(crate::tools::explain::PREPARED_THOUGHT);
+        self.record(now_ms, thought);
         self.record(now_ms, Item::ToolCall { call: call.clone() });
         self.next = Some(Next::Act {
             call,

@@ -317,6 +317,14 @@ impl Item {
             derived: false,
         }
     }
+
+    /// A thought KnowledgeLens wrote for a call (never shown to the model as its words).
+    pub fn derived_thought(text: impl Into<String>) -> Self {
+        Self::Thought {
+            text: text.into(),
+            derived: true,
+        }
+    }
 }
 
 /// A search result as the trajectory keeps it.

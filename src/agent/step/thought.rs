@@ -29,10 +29,7 @@ pub fn before_calls(text: &str, calls: &[ToolCall]) -> Item {
         .take(MAX_CALLS_PER_REPLY)
         .map(|call| reasoning_of(call).unwrap_or_else(|| described(call)))
         .collect();
-    Item::Thought {
-        text: lines.join("\n"),
-        derived: true,
-    }
+    Item::derived_thought(lines.join("\n"))
 }
 
 /// The call's `reasoning`, when it gives a usable one (a string, not blank).
@@ -75,10 +72,7 @@ mod tests {
     }
 
     fn derived(text: &str) -> Item {
-        Item::Thought {
-            text: text.into(),
-            derived: true,
-        }
+        Item::derived_thought(text)
     }
 
     #[test]

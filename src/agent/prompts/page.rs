@@ -1,0 +1,122 @@
+//! The page's part of the loop's prompts: the page block (the page's start, or all of it),
+//! the passages further on chosen for the question, and the note that the page was cut.
+//! Pure: no browser access.
+
+use super::{strings, Builtin};
+use crate::agent::context::Fit;
+use crate::agent::fence::Fence;
+use crate::agent::template::{Context, TemplateError};
+use crate::state::SessionState;
+use crate::types::page::{clean_title, clean_url};
+
+/// The page's title and URL (capped), then its text, as one fenced block.
+pub(super) fn page_data(fence: Fence<'_>, title: &str, url: &str, text: Option<&str>) -> String {
+    let mut data = format!("Title: {}\nURL: {}", clean_title(title), clean_url(url));
+    if let Some(text) = text {
+        data.push_str("\n\n");
+        data.push_str(text);
+    }
+    fence.wrap(&data)
+}
+
+/// The page block, the first user message: the fenced passages (the whole page when it
+/// fits the run's page characters, else its start: the excerpt's lead), or why there are
+/// none. The same for every question on the page.
+pub(super) fn page_block(
+    state: &SessionState,
+    templates: &Builtin,
+    fit: &Fit,
+) -> Result<String, TemplateError> {
+    let template = &templates.user;
+    let fence = Fence::new(&state.nonce);
+    match &state.page {
+        Some(page) if !page.text.is_empty() => {
+            let index = crate::page::index_of(&page.text);
+            let lead = excerpt(state, fit).map(|e| e.lead).unwrap_or_default();
+            let text = crate::page::render(&index, &page.text, &lead);
+            let context = strings(&[(
+                "page_data",
+                &page_data(fence, &page.title, &page.url, Some(&text)),
+            )]);
+            template.render(&context, &["page"])
+        }
+        Some(page) => template.render(
+            &strings(&[("page_data", &page_data(fence, &page.title, &page.url, None))]),
+            &["page_unreadable"],
+        ),
+        None => template.render(&Context::new(), &["no_page"]),
+    }
+}
+
+/// The run's excerpt of its page within the characters `fit` leaves (`None` without page
+/// text).
+pub(super) fn excerpt(state: &SessionState, fit: &Fit) -> Option<crate::page::Excerpt> {
+    let page = state.page.as_ref().filter(|p| !p.text.is_empty())?;
+    let excerpt_chars = fit
+        .excerpt_chars
+        .unwrap_or(state.config.page_excerpt_chars)
+        .min(state.config.page_excerpt_chars);
+    let index = crate::page::index_of(&page.text);
+    Some(crate::page::excerpt(
+        &index,
+        &page.text,
+        state.page_query(),
+        excerpt_chars,
+    ))
+}
+
+/// Whether `excerpt` is the whole of the state's page.
+pub(super) fn shows_whole(state: &SessionState, excerpt: &crate::page::Excerpt) -> bool {
+    state.page.as_ref().is_some_and(|page| {
+        excerpt.lead.len() == crate::page::index_of(&page.text).passages().len()
+    })
+}
+
+/// The passages past the page block's lead that match the question best, fenced, as a user
+/// message of their own just before the question (so the page block before it stays the
+/// same from one question to the next); `None` when the lead holds the best match.
+pub(super) fn page_extra(
+    state: &SessionState,
+    templates: &Builtin,
+    fit: &Fit,
+) -> Result<Option<String>, TemplateError> {
+    let (Some(page), Some(excerpt)) = (&state.page, excerpt(state, fit)) else {
+        return Ok(None);
+    };
+    if excerpt.extra.is_empty() {
+        return Ok(None);
+    }
+    let index = crate::page::index_of(&page.text);
+    let mut extra = excerpt.extra;
+    crate::types::order::sort(&mut extra);
+    let text = crate::page::render(&index, &page.text, &extra);
+    let data = Fence::new(&state.nonce).wrap(&text);
+    templates
+        .user
+        .render(&strings(&[("page_data", &data)]), &["page_extra"])
+        .map(Some)
+}
+
+/// For a question about a page that was cut, what the model has seen of it and how to find
+/// the rest, just before the question (small models acted on it there, not at the end of
+/// the page block); `None` for a page shown whole, and for an explanation (its context is
+/// given).
+pub(super) fn page_cut(
+    state: &SessionState,
+    templates: &Builtin,
+    fit: &Fit,
+) -> Result<Option<String>, TemplateError> {
+    if state.selection.is_some() {
+        return Ok(None);
+    }
+    let (Some(page), Some(excerpt)) = (&state.page, excerpt(state, fit)) else {
+        return Ok(None);
+    };
+    let total = crate::page::index_of(&page.text).passages().len();
+    let shown = excerpt.lead.len() + excerpt.extra.len();
+    if shown >= total {
+        return Ok(None);
+    }
+    let values = strings(&[("shown", &shown.to_string()), ("total", &total.to_string())]);
+    templates.user.render(&values, &["page_cut"]).map(Some)
+}
