@@ -101,10 +101,21 @@ fn prose_only_model_finishes_in_one_call() {
 
 #[test]
 fn tool_step_then_observation_with_final_answer() {
-    let out = run(vec![
-        Reply::tool("read_page", r#"{"offset": 0}"#),
-        control(false, Some("They make sugar.")),
-    ]);
+    // A page longer than the excerpt: the first request shows its start and offers the
+    // tools that read the rest.
+    let config = RunConfig {
+        page_excerpt_chars: 200,
+        ..RunConfig::default()
+    };
+    let out = run_with(
+        vec![
+            Reply::tool("read_page", r#"{"offset": 0}"#),
+            control(false, Some("They make sugar.")),
+        ],
+        config,
+        StopSignal::new(),
+        None,
+    );
     assert_eq!(out.state.status, RunStatus::Completed);
     assert_eq!(out.state.answer, "They make sugar.");
     assert_eq!(out.llm.calls(), 2);
@@ -154,6 +165,17 @@ fn tool_step_then_observation_with_final_answer() {
     for phase in ["executing", "tool_completed", "analyzing", "answer_reset"] {
         assert!(names.contains(&phase), "{phase} missing from {names:?}");
     }
+}
+
+#[test]
+fn a_page_shown_whole_gets_no_page_tools() {
+    // The whole page is in the request: nothing more to read, so only request_input.
+    let out = run(vec![Reply::text("They make sugar [p1].")]);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    let requests = out.llm.requests.borrow();
+    let offered: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(offered, ["request_input"]);
+    assert!(!requests[0].messages[0].content.contains("query_page to find"));
 }
 
 #[test]

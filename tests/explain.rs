@@ -341,7 +341,7 @@ fn reading_level_is_a_validated_setting_with_a_default() {
 }
 
 #[test]
-fn an_explain_run_starts_with_the_context_call_and_keeps_the_tool_offered() {
+fn an_explain_run_starts_with_the_context_call_and_offers_only_what_adds_to_it() {
     let h = harness(vec![
         Reply::tool("explain_text_with_context", r#"{"text": "Spring tides"}"#),
         Reply::text("continue"),
@@ -373,16 +373,9 @@ fn an_explain_run_starts_with_the_context_call_and_keeps_the_tool_offered() {
     }
     let offered =
         |i: usize| -> Vec<String> { requests[i].tools.iter().map(|t| t.name.clone()).collect() };
-    assert_eq!(
-        offered(0),
-        [
-            "read_page",
-            "query_page",
-            "request_input",
-            "explain_text_with_context",
-            "summarize_page_content"
-        ]
-    );
+    // The page is shown whole and the context is there: no tool that would read either
+    // again (and no screenshot for a selection, which is text).
+    assert_eq!(offered(0), ["request_input"]);
     drop(requests);
     let snap = call(
         &h,
@@ -413,14 +406,5 @@ fn an_explain_run_starts_with_the_context_call_and_keeps_the_tool_offered() {
         .map(|t| t.name.clone())
         .collect();
     // (The test page has under 500 characters of text, so it is offered the screenshot.)
-    assert_eq!(
-        names,
-        [
-            "read_page",
-            "query_page",
-            "request_input",
-            "extract_screenshot_text",
-            "summarize_page_content"
-        ]
-    );
+    assert_eq!(names, ["request_input", "extract_screenshot_text"]);
 }

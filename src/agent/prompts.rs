@@ -165,6 +165,12 @@ fn strings(pairs: &[(&str, &str)]) -> Context {
 /// for every page; the benchmark counts it).
 pub const ABSTAIN: &str = "The page does not say.";
 
+/// Whether the request `fit` shapes shows the state's whole page (so the tools that read
+/// more of it have nothing to add).
+pub fn shows_page_whole(state: &SessionState, fit: &Fit) -> bool {
+    excerpt(state, fit).is_some_and(|e| shows_whole(state, &e))
+}
+
 /// The system prompt: the role (naming the fence), what to answer when a page shown whole
 /// does not say, the reading level, and web search when it is on. No page text, and nothing that
 /// changes from one question to the next on the same page, so a second question's request
@@ -175,8 +181,13 @@ fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateE
     // A page shown whole gets the phrase; for a page cut to its start the first request
     // asks for query_page instead (with the phrase there, small models answered it, or a
     // guess, rather than look further), and the Observe request names it.
-    if excerpt(state, &Fit::NONE).is_some_and(|e| shows_whole(state, &e)) {
+    // A page cut to its start gets the page tools (the Reason request offers them only then)
+    // and the sentence that says when to call them.
+    let has_text = state.page.as_ref().is_some_and(|p| !p.text.is_empty());
+    if shows_page_whole(state, &Fit::NONE) {
         sections.push("abstain");
+    } else if has_text {
+        sections.push("page_tools");
     }
     match state.config.reading_level {
         ReadingLevel::Simple => sections.push("reading_simple"),

@@ -36,6 +36,63 @@ pub fn with_reasoning(mut schema: Value) -> Value {
     schema
 }
 
+/// The keywords the schema sent to a model keeps: what the arguments are and mean. Titles,
+/// formats, defaults and length or range limits go (each property's description states its
+/// default and range in words), and so does `additionalProperties` (unknown fields are still
+/// refused when the call is decoded): on a small local model every tool definition is read
+/// before each request, and these cost about 40% of its tokens.
+const MODEL_SCHEMA_KEYS: &[&str] = &[
+    "type",
+    "description",
+    "properties",
+    "required",
+    "items",
+    "enum",
+    "$defs",
+    "$ref",
+];
+
+/// `schema` as sent to a model (see [`MODEL_SCHEMA_KEYS`]): the root's own description
+/// ("Arguments of …") goes, and an optional property typed `[T, "null"]` is typed `T`.
+pub fn model_schema(schema: &Value) -> Value {
+    let mut out = model_subschema(schema);
+    if let Some(obj) = out.as_object_mut() {
+        obj.remove("description");
+    }
+    out
+}
+
+fn model_subschema(schema: &Value) -> Value {
+    let Value::Object(obj) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in obj {
+        if !MODEL_SCHEMA_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let value = match (key.as_str(), value) {
+            ("properties" | "$defs", Value::Object(props)) => Value::Object(
+                props
+                    .iter()
+                    .map(|(name, sub)| (name.clone(), model_subschema(sub)))
+                    .collect(),
+            ),
+            ("items", sub) => model_subschema(sub),
+            ("type", Value::Array(types)) => {
+                let mut kinds = types.iter().filter(|t| t.as_str() != Some("null"));
+                match (kinds.next(), kinds.next()) {
+                    (Some(only), None) => only.clone(),
+                    _ => value.clone(),
+                }
+            }
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    Value::Object(out)
+}
+
 /// Takes the optional [`REASONING`] out of a call's arguments: the reasoning (trimmed;
 /// `None` when absent or blank) and the arguments without it. Arguments that are not a JSON
 /// object, or have no reasoning, come back unchanged (their own decoding judges them); a

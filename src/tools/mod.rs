@@ -224,7 +224,8 @@ pub struct ToolDefinition {
 }
 
 impl ToolDefinition {
-    /// The form sent to the model: the description carries the examples.
+    /// The form sent to the model: the description carries the examples; the parameters'
+    /// schema keeps what the model needs to write a call ([`args::model_schema`]).
     pub fn spec(&self) -> ToolSpec {
         let mut description = self.description.clone();
         for example in &self.examples {
@@ -237,7 +238,7 @@ impl ToolDefinition {
         ToolSpec {
             name: self.name.clone(),
             description,
-            parameters: self.parameters.clone(),
+            parameters: args::model_schema(&self.parameters).into(),
         }
     }
 }

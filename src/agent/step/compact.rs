@@ -277,7 +277,7 @@ fn apply(state: &mut SessionState, ctx: &StepCtx<'_>, older: Older, summary: Opt
     let before = prompts::context_tokens(state).unwrap_or(0);
     // What a request adds to the context (tool definitions, the reply cap): a summary is
     // enough when the next request fits under "Compact at" with it.
-    let tools = ctx.tools.offered(None, offer(state));
+    let tools = super::reason_tools(state, ctx, &Fit::NONE);
     let overhead = prompts::reason(state, tools, &Fit::NONE)
         .map_or(0, |r| context::window_use(state, &r).saturating_sub(before));
     let threshold = context::compact_threshold(state).unwrap_or(u64::MAX);

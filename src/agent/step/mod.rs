@@ -4,14 +4,17 @@
 //! the time comes in [`StepCtx`]. The driver ([`crate::agent::Engine`]) performs the
 //! [`Action`] a state asks for and saves after every transition.
 
+use crate::agent::context::Fit;
 use crate::agent::executor::{self, RetryPolicy};
 use crate::agent::template::TemplateError;
 use crate::agent::{citations, control};
 use crate::agent::{context, prompts};
+use crate::llm::ToolSpec;
 use crate::state::trajectory::{ErrorInfo, Item};
 use crate::state::{
     Next, PendingInput, PhaseRun, RunStatus, SessionState, StopReason, SynthesisReason, ToolOutcome,
 };
+use crate::tools::EXPLAIN_TEXT_WITH_CONTEXT;
 use crate::tools::{decode_args, RequestInputArgs};
 use crate::tools::{parse, Offer, ToolBox, ToolError, ToolErrorKind, REQUEST_INPUT};
 use crate::types::events::EventKind;
@@ -197,6 +200,18 @@ fn offer(state: &SessionState) -> Offer {
     }
 }
 
+/// The tools a Reason request shaped by `fit` offers: those of [`offer`], sized to the
+/// request: no page tools when it shows the whole page (nothing more to read or summarize
+/// section by section), and no `explain_text_with_context` once the run has its result.
+pub(super) fn reason_tools(state: &SessionState, ctx: &StepCtx<'_>, fit: &Fit) -> Vec<ToolSpec> {
+    let mut offer = offer(state);
+    offer.page_text &= !prompts::shows_page_whole(state, fit);
+    offer.selection &= !state.trajectory.iter().any(|e| {
+        matches!(&e.item, Item::ToolResult { name, ok: true, .. } if name == EXPLAIN_TEXT_WITH_CONTEXT)
+    });
+    ctx.tools.offered(None, offer)
+}
+
 fn plan_reason(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut Out) -> Action {
     if state.attempts == 0 && state.step >= state.config.max_steps {
         set_next(
@@ -207,10 +222,9 @@ fn plan_reason(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &m
         );
         return Action::Continue;
     }
-    let tools = ctx.tools.offered(None, offer(state));
     let may_compact = state.attempts == 0 && !ctx.stop;
     let fitted = compact::fit(state, may_compact, |fit| {
-        prompts::reason(state, tools.clone(), fit)
+        prompts::reason(state, reason_tools(state, ctx, fit), fit)
     });
     let Some(request) = compact::fitted_request(state, ctx, fitted, Next::Reason, out) else {
         return Action::Continue;

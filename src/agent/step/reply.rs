@@ -14,16 +14,26 @@ pub(super) fn check_warning(state: &mut SessionState, out: &mut Out) {
     }
 }
 
-/// The calls of a reply: native ones, else one written in the text (given an id).
+/// The calls of a reply: native ones, else one written in the text (given an id) to a tool
+/// the request offered or, with `run` (a Reason reply), one the run has: a request sized to
+/// a page shown whole offers no page tool, but a model that writes a read_page call still
+/// gets its result, not its call as the answer.
 pub(super) fn calls_of(
     state: &SessionState,
+    run: Option<&StepCtx<'_>>,
     call: &ModelCall,
     reply: &ChatResponse,
 ) -> Vec<ToolCall> {
     if !reply.tool_calls.is_empty() {
         return reply.tool_calls.clone();
     }
-    let offered: Vec<String> = call.request.tools.iter().map(|t| t.name.clone()).collect();
+    let mut offered: Vec<String> = call.request.tools.iter().map(|t| t.name.clone()).collect();
+    let has = run.map(|ctx| ctx.tools.offered(None, offer(state)));
+    for spec in has.into_iter().flatten() {
+        if !offered.contains(&spec.name) {
+            offered.push(spec.name);
+        }
+    }
     parse::tool_call_in_text(&reply.content, &offered)
         .map(|c| vec![c.with_id(format!("call_{}_{}", state.step, state.trajectory.len()))])
         .unwrap_or_default()
@@ -64,7 +74,7 @@ pub(super) fn reason_reply(
     out: &mut Out,
 ) {
     let thought = reply.content.trim().to_string();
-    let calls = calls_of(state, call, &reply);
+    let calls = calls_of(state, Some(ctx), call, &reply);
     if !calls.is_empty() {
         out.emit(EventKind::AnswerReset);
         state.draft.clear();
@@ -190,7 +200,7 @@ pub(super) fn phase_reply(
     reply: ChatResponse,
     out: &mut Out,
 ) {
-    let calls = calls_of(state, call, &reply);
+    let calls = calls_of(state, None, call, &reply);
     let label = state
         .phase
         .as_ref()

@@ -32,7 +32,7 @@ Explain the text I selected on the page.
 </section>
 
 <section name="explain_close" optional>
-Explain the selected text in the explain_text_with_context result above: what it means in the context around it (its paragraph, headings and page title). Write in the language of the selection (the result's Language line) unless I write to you in another language.
+Explain the selected text above: what it means where it stands on the page.
 </section>
 
 <section name="explained_selection" optional>
