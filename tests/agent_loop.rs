@@ -175,7 +175,9 @@ fn a_page_shown_whole_gets_no_page_tools() {
     let requests = out.llm.requests.borrow();
     let offered: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(offered, ["request_input"]);
-    assert!(!requests[0].messages[0].content.contains("query_page to find"));
+    assert!(!requests[0].messages[0]
+        .content
+        .contains("query_page to find"));
 }
 
 #[test]

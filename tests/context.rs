@@ -638,4 +638,3 @@ fn a_small_window_leaves_out_tools_rather_than_fail() {
         "only the last offered tool (summarize_page_content) is left out"
     );
 }
-

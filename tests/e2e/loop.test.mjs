@@ -70,7 +70,8 @@ test('a prose reply is the final answer after exactly one model call', async () 
   assert.equal(done.answerText, answer);
   assert.ok(!done.partialBadge, 'a complete answer is marked partial');
   assert.equal(requests.length, 1, llm.timeline(testStart));
-  assert.ok(requests[0].body.tools?.some((t) => t.function?.name === 'read_page'), 'read_page was not offered');
+  // The fixture page is shown whole: no tool reads more of it.
+  assert.deepEqual(requests[0].body.tools?.map((t) => t.function?.name), ['request_input']);
   assert.equal(llm.queue.length, 0);
 });
 
