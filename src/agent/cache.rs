@@ -1,10 +1,14 @@
-//! Prompt-cache keys: one per run and context label, so that a provider can send a run's
-//! calls over the same prompt prefix to the same cache. Pure: no browser, no clock.
+//! Prompt-cache keys, so that a provider sends calls over the same prompt prefix to the same
+//! cache. Pure: no browser, no clock.
 //!
-//! A key is a short hash of the session id, the run number, the run's start time and the
-//! label: never user text, keys or page content, and stable across a worker restart (it is
-//! derived again from the saved state). OpenAI-compatible servers get it as
-//! `prompt_cache_key` (<https://platform.openai.com/docs/guides/prompt-caching>).
+//! The conversation's calls share one key per page: every question about the same page sends
+//! the same system text and page block first (see `agent::prompts`), so the key is a short
+//! hash of the session id and the page's fence nonce (kept while the session stays on the
+//! page). A bounded phase's context (research, its subtopics) gets a key per run and label.
+//! A key is never user text, keys or page content, and it does not reveal the nonce; it is
+//! stable across a worker restart (derived again from the saved state). OpenAI-compatible
+//! servers get it as `prompt_cache_key`
+//! (<https://platform.openai.com/docs/guides/prompt-caching>).
 
 use std::hash::Hasher;
 
@@ -30,12 +34,27 @@ pub fn key(session: &str, run_id: u32, started_at: u64, label: &str) -> String {
     format!("kl-{:016x}", hasher.finish())
 }
 
-/// The cache key of the context the run's next call belongs to: the current phase's label,
-/// else the primary context. A label started afresh (`continue_context = false`) gets a new
-/// key: its old prefix is gone.
+/// The cache key of the conversation about one page: `kl-` and 16 hex digits over the
+/// session and the page's fence nonce.
+pub fn page_key(session: &str, nonce: &str) -> String {
+    let mut hasher = FnvHasher::default();
+    for part in [b"page".as_slice(), session.as_bytes(), nonce.as_bytes()] {
+        hasher.write(&(part.len() as u64).to_le_bytes());
+        hasher.write(part);
+    }
+    format!("kl-{:016x}", hasher.finish())
+}
+
+/// The cache key of the context the run's next call belongs to: the conversation's key for
+/// its page, else (a phase, or a run without a nonce) the key of the run and label. A label
+/// started afresh (`continue_context = false`) gets a new key: its old prefix is gone.
 pub fn of(state: &SessionState) -> String {
     let label = state.phase.as_ref().map_or(PRIMARY, |p| p.label.as_str());
-    match state.context_resets.get(label).copied().unwrap_or(0) {
+    let resets = state.context_resets.get(label).copied().unwrap_or(0);
+    if label == PRIMARY && resets == 0 && !state.nonce.is_empty() {
+        return page_key(&state.session, &state.nonce);
+    }
+    match resets {
         0 => key(&state.session, state.run_id, state.started_at, label),
         resets => key(
             &state.session,
@@ -67,5 +86,24 @@ mod tests {
             assert_ne!(base, other);
         }
         assert!(!key("secret question", 1, 0, "label").contains("secret"));
+    }
+
+    #[test]
+    fn the_conversation_keeps_one_key_per_page_and_hides_the_nonce() {
+        let mut state = SessionState::new("tab:3", 1_000);
+        state.begin_run("first?", None, Default::default(), 1_000);
+        state.nonce = "0123456789abcdef".into();
+        let first = of(&state);
+        state.begin_run("second?", None, Default::default(), 2_000);
+        state.nonce = "0123456789abcdef".into();
+        assert_eq!(of(&state), first, "a second question on the same page");
+        assert!(!first.contains("0123456789abcdef"));
+        state.nonce = "fedcba9876543210".into();
+        assert_ne!(of(&state), first, "another page");
+        assert_ne!(
+            page_key("tab:4", "0123456789abcdef"),
+            first,
+            "another session"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The page fence: every piece of page-derived text (title, URL, excerpt, selection and
 //! its context, page-tool results) reaches the model inside `<page-NONCE>` ...
 //! `</page-NONCE>`, in a user or tool message, never in the system message. `NONCE` is
-//! drawn once per run (`SessionState::nonce`), so a page cannot guess the tag, and anything
+//! random, drawn per page (`SessionState::nonce`: kept while the session stays on the same
+//! URL) and kept out of every event, export and log, so a page cannot guess the tag, and anything
 //! in the page that looks like a fence tag (`<page` or `</page`, in any case) is escaped
 //! (`<` becomes `&lt;`), so the page can neither close the fence nor open a fake one.
 //!

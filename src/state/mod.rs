@@ -356,9 +356,11 @@ pub struct SessionState {
     /// Prompt tokens of the run's last model call (for the share of the context window).
     #[serde(default)]
     pub last_prompt_tokens: u64,
-    /// The run's fence nonce: page text reaches the model inside `<page-NONCE>` tags
-    /// (`agent::fence`). Drawn once when the run begins and kept for every request of the
-    /// run, resumes included (a record without one gets one when its run resumes).
+    /// The fence nonce of the session's page: page text reaches the model inside
+    /// `<page-NONCE>` tags (`agent::fence`). Drawn when a run begins on another page than the
+    /// session's last one (kept while the session stays on the same URL, so a second
+    /// question's prompt starts with the first one's bytes) and kept for every request of
+    /// the run, resumes included (a record without one gets one when its run resumes).
     #[serde(default)]
     pub nonce: String,
     /// The selection this run explains (`None`: a question).

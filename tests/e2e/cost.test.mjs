@@ -171,6 +171,6 @@ test('cached prompt tokens are shown and priced at the cached rate; every call n
   await runAndSnapshot(undefined, plain);
   assert.match(plain.tokens, /^Tokens: [\d,]+ \/ [\d,]+$/);
   const next = llm.chatRequests.at(-1).body.prompt_cache_key;
-  assert.ok(next && !keys.has(next), 'the next run has a key of its own');
+  assert.ok(next && !keys.has(next), 'a run in another tab (another session) has a key of its own');
   assert.equal(llm.queue.length, 0);
 });
