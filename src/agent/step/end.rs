@@ -123,6 +123,7 @@ pub fn finish(
     error: Option<ErrorInfo>,
     out: &mut Out,
 ) {
+    let answer = crate::agent::fence::Fence::new(&state.nonce).strip(&answer);
     let answer = if state.phase.is_none() {
         let (answer, notice) = with_sources(state, &answer);
         if let Some(message) = notice {
