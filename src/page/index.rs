@@ -163,10 +163,9 @@ impl PageIndex {
 }
 
 impl PageIndex {
-    /// Whether passage `index` holds a distinctive word of `query`: a number, or a word of
-    /// four or more letters that is not a common English word and is rare on the page (in
-    /// at most a quarter of its passages). A match on such a word says something about the
-    /// passage; a match on "the", "in" or "which" does not.
+    /// Whether passage `index` holds a distinctive word of `query` (see [`distinctive`]) that
+    /// is rare on the page (in at most a quarter of its passages). A match on such a word
+    /// says something about the passage; a match on "the", "in" or "which" does not.
     pub fn matches_rare_word(&self, query: &str, index: usize) -> bool {
         let query = crate::types::case::fold(query);
         let rare = (self.passages.len() / 4).max(1);
@@ -178,19 +177,25 @@ impl PageIndex {
     }
 }
 
-/// Common English words of four or more letters (questions are full of them).
-const COMMON: [&str; 40] = [
-    "about", "after", "also", "been", "before", "being", "could", "does", "done", "each", "from",
-    "have", "into", "many", "more", "most", "much", "only", "other", "over", "page", "said",
-    "says", "some", "such", "than", "that", "their", "them", "then", "there", "these", "they",
-    "this", "what", "when", "where", "which", "with", "would",
+/// Common English words of three or more letters (questions are full of them).
+const COMMON: [&str; 66] = [
+    "about", "after", "all", "also", "and", "any", "are", "been", "before", "being", "but", "can",
+    "could", "did", "does", "done", "each", "for", "from", "had", "has", "have", "her", "his",
+    "how", "into", "its", "many", "may", "more", "most", "much", "not", "one", "only", "other",
+    "our", "out", "over", "page", "said", "says", "she", "some", "such", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "was", "way", "were", "what",
+    "when", "where", "which", "who", "why", "with", "would",
 ];
 
-/// Whether a (case-folded) query word can tell passages apart: a number, or four or more
-/// letters and not in [`COMMON`].
+/// Whether a (case-folded) query word can tell passages apart: a number, a character of a
+/// script written without spaces (each is a word of its own: Chinese, Japanese, Korean), or
+/// three or more letters and not in [`COMMON`] (so "CEO" and "tax" count, "the" does not).
 fn distinctive(term: &str) -> bool {
+    let mut chars = term.chars();
+    let one = chars.next().filter(|_| chars.next().is_none());
     term.bytes().all(|b| b.is_ascii_digit())
-        || (term.chars().count() >= 4 && !COMMON.contains(&term))
+        || one.is_some_and(unspaced)
+        || (term.chars().count() >= 3 && !COMMON.contains(&term))
 }
 
 /// FNV-1a, 64 bits: the index's hash of words (short, and not chosen to collide with each
@@ -305,6 +310,32 @@ fn squeeze(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_names_and_unspaced_characters_are_distinctive() {
+        for term in ["ceo", "tax", "1861", "港"] {
+            assert!(distinctive(term), "{term}");
+        }
+        for term in ["the", "who", "which", "a", "of", "é"] {
+            assert!(!distinctive(term), "{term}");
+        }
+        let mut page = String::new();
+        for i in 0..8 {
+            page.push_str(&format!(
+                "## Part {i}\nThe town had a harbour with boats.\n\n"
+            ));
+        }
+        page.push_str(
+            "## Board\nThe CEO resigned after the tax rose.\n\n## 港口\n港口在城市的东边。\n",
+        );
+        let index = PageIndex::build(&page);
+        let board = index.passages().len() - 2;
+        let port = index.passages().len() - 1;
+        assert!(index.matches_rare_word("Who was the CEO?", board));
+        assert!(index.matches_rare_word("What tax rose?", board));
+        assert!(index.matches_rare_word("港口在哪里?", port));
+        assert!(!index.matches_rare_word("Who had the boats?", 0));
+    }
 
     /// [`words`] as first written: a character at a time, with `str::find`.
     fn words_by_char(text: &str) -> Vec<&str> {
