@@ -168,6 +168,52 @@ fn tool_step_then_observation_with_final_answer() {
 }
 
 #[test]
+fn a_summary_the_same_as_an_earlier_one_is_not_made_again() {
+    // A page longer than the excerpt, summarized section by section (one model call per
+    // section, then one to merge); the model asks for the summary a second time.
+    let config = RunConfig {
+        page_excerpt_chars: 200,
+        ..RunConfig::default()
+    };
+    let llm = ScriptedLlm::new(vec![
+        Reply::tool("summarize_page_content", r#"{"reasoning": "overview"}"#),
+        Reply::text("Plants make sugar from light."),
+        control(true, None),
+        Reply::tool(
+            "summarize_page_content",
+            r#"{"reasoning": "overview again"}"#,
+        ),
+        control(false, Some("They make sugar.")),
+    ]);
+    let out = run_model(llm, config, StopSignal::new(), None);
+    assert_eq!(
+        out.state.status,
+        RunStatus::Completed,
+        "{:?}",
+        out.state.error
+    );
+    assert_eq!(out.state.answer, "They make sugar.");
+    let results: Vec<&str> = out
+        .state
+        .trajectory
+        .iter()
+        .filter_map(|e| match &e.item {
+            Item::ToolResult {
+                ok: true, content, ..
+            } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(
+        results[1],
+        knowledgelens::agent::reflexion::same_as_before_text("summarize_page_content")
+    );
+    // Five model calls: the scripted model fails on a sixth (a second summary).
+    assert_eq!(out.llm.calls(), 5);
+}
+
+#[test]
 fn a_page_shown_whole_gets_no_page_tools() {
     // The whole page is in the request: nothing more to read, so only request_input.
     let out = run(vec![Reply::text("They make sugar [p1].")]);

@@ -200,6 +200,40 @@ pub fn same_call(a: &ToolCall, name: &str, arguments: &str) -> bool {
     a.name == name && normalized(&a.arguments) == normalized(arguments)
 }
 
+/// What a call the same as an earlier one of the run gets instead of running again (its
+/// earlier result is in the request the model sees).
+pub fn same_as_before_text(tool: &str) -> String {
+    format!(
+        "not run again: {tool} was already called with these arguments in this run, and its result (above) has not changed. Use it, or call a tool with other arguments."
+    )
+}
+
+/// Whether a call the same as `call` (same tool, same arguments) already succeeded in this
+/// run, after what a compaction summarized (so its result is still in the request), and
+/// that result was not itself [`same_as_before_text`].
+pub fn succeeded_before(state: &SessionState, call: &ToolCall) -> bool {
+    let again = same_as_before_text(&call.name);
+    let from = crate::agent::context::covered_entries(state).min(state.trajectory.len());
+    let mut same_ids: Vec<&str> = Vec::new();
+    for entry in &state.trajectory[from..] {
+        match &entry.item {
+            Item::ToolCall { call: c }
+                if c.id != call.id && same_call(c, &call.name, &call.arguments) =>
+            {
+                same_ids.push(c.id.as_str());
+            }
+            Item::ToolResult {
+                call_id,
+                ok: true,
+                content,
+                ..
+            } if same_ids.contains(&call_id.as_str()) && *content != again => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The most times one result came back for `call` (same tool, same arguments) in this run.
 /// Calls not run as repeated are not counted.
 pub fn identical_results(state: &SessionState, call: &ToolCall) -> usize {

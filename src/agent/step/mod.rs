@@ -319,6 +319,15 @@ fn plan_act(
         ask_user(state, ctx, call, out);
         return Action::Continue;
     }
+    // A call that costs model calls (a summary of the whole page: one per section; a web
+    // search: its grading), the same as one that already gave its result, is not run again:
+    // small models repeat such calls (the loop guard stops cheap ones after three results).
+    let costly = summarize::is_summarize_tool(&call.name) || search::is_search_tool(&call.name);
+    if costly && state.phase.is_none() && crate::agent::reflexion::succeeded_before(state, &call) {
+        let again = crate::agent::reflexion::same_as_before_text(&call.name);
+        tool_done(state, ctx, &call, Ok(again), out);
+        return Action::Continue;
+    }
     if screenshot::is_screenshot_tool(&call.name) {
         return screenshot::begin(state, ctx, call, out);
     }
