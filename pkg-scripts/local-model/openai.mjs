@@ -327,7 +327,9 @@ export function callInText(text, names, properties = null) {
  * thickness winter".'): "call" or "use" right before an offered tool's name, then its
  * string parameters each as its name and a quoted value; a tool with one required string
  * parameter also takes the one quoted value alone, or with none quoted, when that parameter
- * is words to look for (its description says so), the rest of the sentence. `tools`:
+ * is words to look for (its description says so), the rest of the sentence. Only an
+ * intention ("I will", "I'll", "let me", "I need to", "I can" … before it in its sentence),
+ * never a negated or reported one ("I did not call", "without calling"). `tools`:
  * [{name, parameters}]. Returns {name, arguments} or null.
  */
 export function announcedCall(text, tools) {
@@ -335,6 +337,9 @@ export function announcedCall(text, tools) {
   for (const tool of tools) {
     const named = new RegExp(`\\b(?:call|calling|use|using)\\s+(?:the\\s+)?\`?${tool.name}\`?(?:\\s+(?:function|tool))?\\b`, 'i').exec(last);
     if (!named) continue;
+    // The sentence up to the tool's name: it must announce, and not deny, the call.
+    const before = last.slice(0, named.index).split(/[.!?](?:\s|$)/).at(-1);
+    if (!INTENT.test(before) || NOT_MEANT.test(before)) continue;
     const rest = last.slice(named.index + named[0].length);
     const props = tool.parameters?.properties ?? {};
     const strings = Object.keys(props).filter((k) => k !== 'reasoning' && [props[k].type].flat().includes('string'));
@@ -360,6 +365,11 @@ export function announcedCall(text, tools) {
   }
   return null;
 }
+
+/** Words that announce a call the model means to make, before the tool's name. */
+const INTENT = /\b(?:will|shall|let me|let's|need to|needs to|going to|have to|must|should|can|now)\b|'ll\b/i;
+/** Words that deny or report a call instead. */
+const NOT_MEANT = /\b(?:not|no need|never|without|instead of|did|didn't|don't|won't|cannot|can't|could)\b|n't\b/i;
 
 /** How far before an arguments object the prose may name its tool (characters). */
 const NAMED_WITHIN = 200;

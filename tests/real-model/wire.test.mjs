@@ -319,6 +319,18 @@ test('a call announced in prose and not made is a call: the tool after "call", i
   assert.equal(announcedCall('I will call query_page with "a" or "b".', tools), null, 'two values: no guess');
   assert.equal(announcedCall('I will call query_page with the query "ice".\n\nThe ice was thick.', tools), null, 'only the last paragraph');
   assert.equal(announcedCall('The page says "call query_page".', tools), null);
+  // Only an intention: not a denied, reported or hypothetical call.
+  for (const prose of [
+    'I did not need to call query_page with the query "ice".',
+    'Without calling query_page with "ice", the answer is 43 cm.',
+    'I won\'t call query_page with the query "ice" since the passage says it.',
+    'Using query_page with "ice" found passage [p4], which says 43 cm.',
+    'You could use query_page with the query "ice".',
+  ]) {
+    assert.equal(announcedCall(prose, tools), null, prose);
+  }
+  assert.deepEqual(announcedCall('Let me use query_page with the query "ice".', tools), { name: 'query_page', arguments: '{"query":"ice"}' });
+  assert.deepEqual(announcedCall("I'll call query_page with \"ice\".", tools), { name: 'query_page', arguments: '{"query":"ice"}' });
   let n = 0;
   const reply = replyCalls({ text: said, tools, newId: () => `call_${++n}` });
   assert.equal(reply.content, said, 'the prose stays the reply\'s text');
