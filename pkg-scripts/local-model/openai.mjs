@@ -460,10 +460,12 @@ export function replyCalls({ text, functionCalls = [], tools = [], newId }) {
     .filter((c) => byName.has(c.functionName))
     .map((c) => ({ name: c.functionName, arguments: JSON.stringify(dropNulls(c.params ?? {}, byName.get(c.functionName).parameters) ?? {}) }));
   let content = text;
+  let source = calls.length ? 'native' : null;
   if (names.length) {
     const properties = new Map(tools.map((t) => [t.name, Object.keys(t.parameters?.properties ?? {})]));
     const found = callInText(text, names, properties);
     if (found) {
+      source ??= 'text';
       calls.push({ name: found.name, arguments: coerceArguments(found.arguments, byName.get(found.name).parameters) });
       const before = text.slice(0, found.start).replace(/```(?:json)?\s*$/i, '');
       const after = text.slice(found.end).replace(/^\s*```/, '');
@@ -471,10 +473,14 @@ export function replyCalls({ text, functionCalls = [], tools = [], newId }) {
     } else if (calls.length === 0) {
       // The prose stays the reply's text (the client takes it for the call's thought).
       const announced = announcedCall(text, tools);
-      if (announced) calls.push({ name: announced.name, arguments: coerceArguments(announced.arguments, byName.get(announced.name).parameters) });
+      if (announced) {
+        source = 'announced';
+        calls.push({ name: announced.name, arguments: coerceArguments(announced.arguments, byName.get(announced.name).parameters) });
+      }
     }
   }
   return {
+    source,
     content: calls.length && content.trim() === '' ? null : content,
     toolCalls: calls.map((c, index) => ({ index, id: newId(), type: 'function', function: { name: c.name, arguments: c.arguments } })),
   };

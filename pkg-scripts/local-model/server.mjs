@@ -152,6 +152,9 @@ function newStats() {
     promptEvalMs: 0,
     generatedTokens: 0,
     generationMs: 0,
+    // Replies with tool calls, by where the calls came from: the chat template's own syntax
+    // (or a forced call), JSON written in the text, or a call announced in prose.
+    callSources: { native: 0, text: 0, announced: 0 },
     last: null,
   };
 }
@@ -181,6 +184,7 @@ function statsView(stats, lm, opts) {
     generated_tokens: stats.generatedTokens,
     generation_ms: Math.round(stats.generationMs),
     generation_tokens_per_s: rate(stats.generatedTokens, stats.generationMs),
+    call_sources: { ...stats.callSources },
     last: stats.last,
   };
 }
@@ -435,7 +439,7 @@ function createHandler(lm, opts, stats) {
       finish_reason: finish,
       aborted: abort.signal.aborted,
     };
-    return { ids, text: calls.content ?? (calls.toolCalls.length ? null : ''), toolCalls: calls.toolCalls, held: sent === 0, finish, usage, timing };
+    return { ids, text: calls.content ?? (calls.toolCalls.length ? null : ''), toolCalls: calls.toolCalls, callSource: calls.source, held: sent === 0, finish, usage, timing };
   }
 
   async function chatCompletion(req, res) {
@@ -483,6 +487,7 @@ function createHandler(lm, opts, stats) {
         stats.generatedTokens += Math.max(0, timing.generated_tokens - 1);
         stats.generationMs += timing.generation_ms;
         stats.last = { request: n, stream: job.stream, grammar: Boolean(job.grammar), ...timing };
+        if (out.callSource) stats.callSources[out.callSource] += 1;
         if (opts.requestLog) {
           appendFileSync(opts.requestLog, `${JSON.stringify({
             request: n,
@@ -498,7 +503,7 @@ function createHandler(lm, opts, stats) {
         }
         log(`#${n} ${job.stream ? 'stream' : 'json'}${job.grammar ? '+schema' : ''}` +
           `${job.functions ? ` (${job.tools.length} tools)` : ''}${job.toolMode === 'forced' ? ' (forced tool call)' : ''}` +
-          `${job.toolsDropped ? ` (${job.toolsDropped})` : ''}${out.toolCalls.length ? ` -> ${out.toolCalls.map((c) => c.function.name).join(', ')}` : ''}: ` +
+          `${job.toolsDropped ? ` (${job.toolsDropped})` : ''}${out.toolCalls.length ? ` -> ${out.toolCalls.map((c) => c.function.name).join(', ')} (${out.callSource})` : ''}: ` +
           `prompt ${timing.prompt_tokens} tok (${timing.prompt_tokens_evaluated} evaluated) in ${secs(timing.prompt_eval_ms)}, ` +
           `${timing.generated_tokens} generated in ${secs(timing.generation_ms)}, ${timing.aborted ? 'ABORTED (client hung up)' : `finish ${timing.finish_reason}`}`);
         if (abort.signal.aborted) {

@@ -254,12 +254,14 @@ test('a call written as JSON naming an offered tool is a call: bare, fenced, in 
   const newId = () => `call_${++n}`;
   const reply = replyCalls({ text: fenced, tools, newId });
   assert.equal(reply.content, 'Let me look.');
+  assert.equal(reply.source, 'text');
   assert.deepEqual(reply.toolCalls, [{ index: 0, id: 'call_1', type: 'function', function: { name: 'query_page', arguments: '{"query":"toll"}' } }]);
   // Calls the template's syntax carried, with the nulls of optional arguments dropped.
   const native = replyCalls({ text: '', functionCalls: [{ functionName: 'read_page', params: { offset: 4, max_chars: null } }], tools, newId });
   assert.equal(native.content, null);
+  assert.equal(native.source, 'native');
   assert.deepEqual(native.toolCalls.map((c) => c.function), [{ name: 'read_page', arguments: '{"offset":4}' }]);
-  assert.deepEqual(replyCalls({ text: 'The toll was two pence.', tools, newId }), { content: 'The toll was two pence.', toolCalls: [] });
+  assert.deepEqual(replyCalls({ text: 'The toll was two pence.', tools, newId }), { source: null, content: 'The toll was two pence.', toolCalls: [] });
   assert.deepEqual(replyCalls({ text: '{"name": "query_page"}', tools: [], newId }).toolCalls, [], 'no tools offered: no calls');
 });
 
@@ -334,5 +336,6 @@ test('a call announced in prose and not made is a call: the tool after "call", i
   let n = 0;
   const reply = replyCalls({ text: said, tools, newId: () => `call_${++n}` });
   assert.equal(reply.content, said, 'the prose stays the reply\'s text');
+  assert.equal(reply.source, 'announced');
   assert.deepEqual(reply.toolCalls.map((c) => [c.function.name, c.function.arguments]), [['query_page', '{"query":"ice thickness winter 1902"}']]);
 });

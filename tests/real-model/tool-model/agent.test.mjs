@@ -65,13 +65,18 @@ async function attempt(n) {
   const entries = doc.trajectory.map((e) => e.item);
   const calls = entries.filter((i) => i.tool_call).map((i) => i.tool_call.call);
   const results = entries.filter((i) => i.tool_result).map((i) => i.tool_result);
+  const serverAfter = await serverStats();
   const report = {
     attempt: n,
     question: QUESTION,
     answer: doc.answer,
     seconds,
     model_calls: doc.metrics.model_calls,
-    server_requests: (await serverStats()).requests - serverBefore.requests,
+    server_requests: serverAfter.requests - serverBefore.requests,
+    // Where the server found the run's calls: the template's syntax, JSON in the text, or
+    // a call announced in prose (pkg-scripts/local-model/openai.mjs, replyCalls).
+    call_sources: Object.fromEntries(Object.entries(serverAfter.call_sources)
+      .map(([source, count]) => [source, count - (serverBefore.call_sources?.[source] ?? 0)])),
     calls: calls.map((c) => `${c.name} ${c.arguments}`),
     results: results.map((r) => ({ call_id: r.call_id, ok: r.ok, start: String(r.content).slice(0, 300) })),
     trajectory: doc.trajectory.map((e) => Object.keys(e.item)[0]),
@@ -101,7 +106,7 @@ test('a question whose fact lies past the first excerpt is answered through quer
     const { report, failure } = await attempt(n);
     reports.push({ ...report, failure });
     t.diagnostic(`attempt ${n}: ${failure ?? 'passed'}; ${report.seconds.toFixed(1)} s, ${report.model_calls} model calls; ` +
-      `calls: ${report.calls.join(' | ') || 'none'}; answer: ${report.answer}`);
+      `calls: ${report.calls.join(' | ') || 'none'} (${JSON.stringify(report.call_sources)}); answer: ${report.answer}`);
     if (!failure) break;
   }
   await writeReport('real-model-tool-agent.json', reports);
