@@ -214,6 +214,21 @@ fn a_summary_the_same_as_an_earlier_one_is_not_made_again() {
 }
 
 #[test]
+fn an_observation_with_a_final_answer_ends_the_run_even_when_it_says_continue() {
+    // Small models set both; the instruction asks for a final answer only when the model
+    // can answer now. (The scripted model fails on a third call.)
+    let out = run(vec![
+        Reply::tool("read_page", r#"{"offset": 0}"#),
+        Reply::text(
+            r#"{"should_continue": true, "final_answer": "They make sugar.", "failed": false}"#,
+        ),
+    ]);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert_eq!(out.state.answer, "They make sugar.");
+    assert_eq!(out.llm.calls(), 2);
+}
+
+#[test]
 fn a_page_shown_whole_gets_no_page_tools() {
     // The whole page is in the request: nothing more to read, so only request_input.
     let out = run(vec![Reply::text("They make sugar [p1].")]);

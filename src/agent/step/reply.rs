@@ -148,6 +148,12 @@ pub(super) fn observe_reply(
     );
     match (should_continue, final_answer) {
         (false, Some(answer)) => complete(state, ctx, answer, false, out),
+        // The instruction asks for a final answer only when the model can answer now: one
+        // given with `should_continue: true` (small models set both) is taken, unless the
+        // call failed (then the run reflects on it, as for any failure).
+        (true, Some(answer)) if !failed && !answer.trim().is_empty() => {
+            complete(state, ctx, answer, false, out)
+        }
         (false, None) => set_next(
             state,
             Next::Synthesize {
