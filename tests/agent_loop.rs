@@ -5,7 +5,8 @@
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::trajectory::Item;
 use knowledgelens::agent::{Engine, StopSignal};
-use knowledgelens::llm::{ChatResponse, LlmError, LlmErrorKind, Usage};
+use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, Usage};
+use knowledgelens::ports::LlmClient;
 use knowledgelens::state::{self, PageInfo, RunStatus, SessionState};
 use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
 use knowledgelens::tools::ToolBox;
@@ -143,18 +144,12 @@ fn tool_step_then_observation_with_final_answer() {
         content.contains("Plants turn light into sugar"),
         "{content}"
     );
-    // The Reason call offered the tool; the Observe call asked for the control block.
+    // The Reason call offered the tool that finds more of a cut page and request_input (not
+    // read_page, whose call still runs: the run has it; nor the summary, which the question
+    // does not ask for); the Observe call asked for the control block.
     let requests = out.llm.requests.borrow();
     let offered: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(
-        offered,
-        [
-            "read_page",
-            "query_page",
-            "request_input",
-            "summarize_page_content"
-        ]
-    );
+    assert_eq!(offered, ["query_page", "request_input"]);
     assert!(requests[1].tools.is_empty() && requests[1].response_format.is_some());
     // The observe prompt carries the tool result.
     assert!(requests[1]
@@ -230,12 +225,13 @@ fn an_observation_with_a_final_answer_ends_the_run_even_when_it_says_continue() 
 
 #[test]
 fn a_page_shown_whole_gets_no_page_tools() {
-    // The whole page is in the request: nothing more to read, so only request_input.
+    // The whole page is in the request: nothing more to read, and a question about what
+    // the user sees needs no question back: no tools (nor their tokens) at all.
     let out = run(vec![Reply::text("They make sugar [p1].")]);
     assert_eq!(out.state.status, RunStatus::Completed);
     let requests = out.llm.requests.borrow();
     let offered: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(offered, ["request_input"]);
+    assert_eq!(offered, Vec::<&str>::new());
     assert!(!requests[0].messages[0]
         .content
         .contains("query_page to find"));
@@ -671,4 +667,105 @@ fn stop_abandons_a_hung_model_call_then_synthesizes() {
         names.contains(&"synthesizing") && names.last() == Some(&"stopped"),
         "{names:?}"
     );
+}
+
+/// A model that streams the start of an answer, then hangs.
+struct HungMidAnswer(std::cell::Cell<usize>);
+
+impl LlmClient for HungMidAnswer {
+    fn complete<'a>(
+        &'a self,
+        _request: &'a ChatRequest,
+        on_delta: &'a mut dyn FnMut(&str),
+    ) -> futures::future::LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
+        self.0.set(self.0.get() + 1);
+        on_delta("Plants make sugar ");
+        on_delta("from light");
+        Box::pin(futures::future::pending())
+    }
+}
+
+#[test]
+fn stop_while_the_answer_is_written_ends_the_run_with_the_text_so_far() {
+    // Before, the call was abandoned, the text reset, and a synthesis call made that ran to
+    // its end (up to 300 s). Now the run ends at once with what the user saw.
+    let llm = HungMidAnswer(std::cell::Cell::new(0));
+    let clock = ManualClock::new(0);
+    let (store, sink, tools) = (
+        MemoryStore::new(),
+        RecordingSink::default(),
+        ToolBox::builtin(),
+    );
+    let stop = StopSignal::new();
+    let mut state = SessionState::new("popup", 0);
+    state.begin_run(
+        "What do plants do with light?",
+        Some(page()),
+        RunConfig::default(),
+        0,
+    );
+    {
+        let engine = Engine::new(&llm, &clock, &sink, &store, &tools, stop.clone());
+        let mut fut = Box::pin(engine.drive(&mut state));
+        let waker = futures::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        assert!(fut.as_mut().poll(&mut cx).is_pending(), "the call hangs");
+        stop.raise();
+        assert!(
+            fut.as_mut().poll(&mut cx).is_ready(),
+            "stop ends the run at once"
+        );
+    }
+    assert_eq!(state.status, RunStatus::Stopped);
+    assert_eq!(state.answer, "Plants make sugar from light");
+    assert!(state.partial);
+    assert_eq!(llm.0.get(), 1, "no call after Stop");
+    let names = sink.names();
+    assert!(
+        !names.contains(&"synthesizing") && !names.contains(&"answer_reset"),
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"stopped"));
+    // And it is saved so.
+    let saved = futures::executor::block_on(state::load(&store, "popup"))
+        .expect("load")
+        .expect("saved");
+    assert_eq!(saved.answer, state.answer);
+}
+
+#[test]
+fn an_answer_that_names_what_the_page_does_not_is_replaced_by_the_abstain_phrase() {
+    // The model guessed a name and a year the page does not hold.
+    let guess = "Plants turn light into sugar, as Jan Ingenhousz showed in 1779 [p1].";
+    let out = run(vec![Reply::text(guess)]);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert_eq!(out.state.answer, knowledgelens::agent::prompts::ABSTAIN);
+    // The model's answer is in the Steps view, with the terms the page lacks.
+    let note = out
+        .state
+        .trajectory
+        .iter()
+        .find_map(|e| match &e.item {
+            Item::Thought {
+                text,
+                derived: true,
+            } => Some(text.clone()),
+            _ => None,
+        })
+        .expect("a note in the steps");
+    assert!(
+        note.starts_with(
+            "The answer named \"Jan\", \"Ingenhousz\" and \"1779\" and the page does not"
+        ),
+        "{note}"
+    );
+    assert!(note.ends_with(guess), "{note}");
+    // An answer in the page's own terms is given as it is.
+    let out = run(vec![Reply::text("Plants turn light into sugar [p1].")]);
+    assert_eq!(out.state.answer, "Plants turn light into sugar [p1].");
+    assert!(!out
+        .state
+        .trajectory
+        .iter()
+        .any(|e| matches!(e.item, Item::Thought { derived: true, .. })));
 }

@@ -465,3 +465,177 @@ fn stop_during_a_retry_backoff_ends_the_run_at_once() {
     use knowledgelens::ports::Clock;
     assert_eq!(clock.now_ms(), 1_000, "the clock never moved");
 }
+
+/// Fails with a network error its first `fails` calls, then counts.
+struct Flaky {
+    fails: u32,
+    calls: Rc<std::cell::Cell<u32>>,
+}
+
+impl TypedTool for Flaky {
+    const NAME: &'static str = "count";
+    const DESCRIPTION: &'static str = "Counts, over a flaky network.";
+    type Args = CountArgs;
+    type Output = String;
+    fn call<'a>(
+        &'a self,
+        args: CountArgs,
+        _ctx: &'a ToolContext<'a>,
+    ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
+        self.calls.set(self.calls.get() + 1);
+        let result = if self.calls.get() <= self.fails {
+            Err(ToolError::new(
+                knowledgelens::tools::ToolErrorKind::Network,
+                "connection reset",
+            ))
+        } else {
+            Ok(format!("counted {}", args.n))
+        };
+        future::ready(result).boxed_local()
+    }
+}
+
+/// Drives a run whose one tool call meets `fails` network errors, with a held clock, on a
+/// local pool: the run's state, the clock, the store, the sink and the tool's call count.
+fn flaky_run(
+    fails: u32,
+    stop_after_first_wait: bool,
+    replies: Vec<Reply>,
+) -> (
+    SessionState,
+    Rc<ManualClock>,
+    Rc<MemoryStore>,
+    Rc<RecordingSink>,
+    u32,
+) {
+    use futures::executor::LocalPool;
+    use futures::task::LocalSpawnExt;
+    let calls = Rc::new(std::cell::Cell::new(0));
+    let tools = Rc::new(ToolBox::builtin().with(Box::new(Flaky {
+        fails,
+        calls: Rc::clone(&calls),
+    })));
+    let llm = Rc::new(ScriptedLlm::new(replies));
+    let clock = ManualClock::held(1_000);
+    let (store, sink) = (
+        Rc::new(MemoryStore::new()),
+        Rc::new(RecordingSink::default()),
+    );
+    let stop = StopSignal::new();
+    let state = Rc::new(std::cell::RefCell::new(SessionState::new("tab:1", 1_000)));
+    state
+        .borrow_mut()
+        .begin_run("Count.", None, RunConfig::default(), 1_000);
+    let mut pool = LocalPool::new();
+    {
+        let (llm, clock, sink, store, tools, stop, state) = (
+            llm.clone(),
+            clock.clone(),
+            sink.clone(),
+            store.clone(),
+            tools.clone(),
+            stop.clone(),
+            state.clone(),
+        );
+        pool.spawner()
+            .spawn_local(async move {
+                let engine = Engine::new(&*llm, &*clock, &*sink, &*store, &tools, stop);
+                let mut s = state.borrow().clone();
+                engine.drive(&mut s).await;
+                *state.borrow_mut() = s;
+            })
+            .expect("spawn");
+    }
+    pool.run_until_stalled();
+    if fails > 0 {
+        // The run waits out the first backoff, its retry saved before the wait.
+        assert_eq!(clock.sleeps.borrow().len(), 1, "{:?}", sink.names());
+        let saved = block_on(state::load(&*store, "tab:1"))
+            .expect("load")
+            .expect("saved");
+        assert_eq!(saved.attempts, 1);
+        assert!(matches!(
+            saved.trajectory.last().map(|e| &e.item),
+            Some(Item::Error { retrying: true, .. })
+        ));
+        assert_eq!(calls.get(), 1);
+        if stop_after_first_wait {
+            stop.raise();
+        }
+    }
+    // Each later wait ends when the clock passes it.
+    while state.borrow().status == RunStatus::Running && !stop_after_first_wait {
+        let wait = *clock.sleeps.borrow().last().expect("a wait");
+        clock.advance(wait);
+        pool.run_until_stalled();
+    }
+    pool.run_until_stalled();
+    let s = state.borrow().clone();
+    (s, clock, store, sink, calls.get())
+}
+
+fn calls_one() -> Reply {
+    Reply::Raw(ChatResponse {
+        content: "Counting.".into(),
+        tool_calls: vec![ToolCall {
+            id: "c1".into(),
+            name: "count".into(),
+            arguments: r#"{"n": 1}"#.into(),
+        }],
+        usage: None,
+        finish_reason: None,
+    })
+}
+
+#[test]
+fn a_tool_retry_waits_the_backoff_is_saved_and_ends_with_stop() {
+    // Before, a failed tool call was run again at once, up to three times, with nothing
+    // saved and Stop not heard.
+    let (s, clock, _, sink, calls) = flaky_run(2, false, vec![calls_one(), control("Done.")]);
+    assert_eq!(s.status, RunStatus::Completed, "{:?}", sink.names());
+    assert_eq!(calls, 3);
+    let sleeps = clock.sleeps.borrow().clone();
+    assert_eq!(sleeps.len(), 2, "{sleeps:?}");
+    // Exponential with jitter in [50%, 100%] from the run's base (500 ms).
+    let base = RunConfig::default().backoff_base_ms;
+    assert!((base / 2..=base).contains(&sleeps[0]), "{sleeps:?}");
+    assert!((base..=2 * base).contains(&sleeps[1]), "{sleeps:?}");
+    let result = s
+        .trajectory
+        .iter()
+        .find_map(|e| match &e.item {
+            Item::ToolResult { ok, content, .. } => Some((*ok, content.clone())),
+            _ => None,
+        })
+        .expect("a result");
+    assert_eq!(result, (true, "counted 1".into()));
+    let retried = s
+        .trajectory
+        .iter()
+        .filter(|e| matches!(&e.item, Item::Error { retrying: true, error } if error.message == "count: connection reset"))
+        .count();
+    assert_eq!(retried, 2);
+    assert_eq!(s.attempts, 0);
+
+    // Retries used up: the model sees the error (and reflects on it).
+    let replies = vec![
+        calls_one(),
+        Reply::reflection("The network failed.", "Answer without it."),
+        Reply::text("Done."),
+    ];
+    let (s, _, _, _, calls) = flaky_run(9, false, replies);
+    assert_eq!(s.status, RunStatus::Completed);
+    assert_eq!(calls, 1 + RunConfig::default().max_retries);
+    assert!(s.trajectory.iter().any(|e| matches!(
+        &e.item,
+        Item::ToolResult { ok: false, content, .. } if content.contains("connection reset")
+    )));
+
+    // Stop during the backoff ends the run at once, without the retry.
+    let (s, clock, _, sink, calls) = flaky_run(2, true, vec![calls_one()]);
+    assert_eq!(s.status, RunStatus::Stopped, "{:?}", sink.names());
+    assert_eq!(calls, 1);
+    assert_eq!(sink.names().last(), Some(&"stopped"));
+    use knowledgelens::ports::Clock;
+    assert_eq!(clock.now_ms(), 1_000, "the clock never moved");
+}

@@ -374,8 +374,9 @@ fn an_explain_run_starts_with_the_context_call_and_offers_only_what_adds_to_it()
     let offered =
         |i: usize| -> Vec<String> { requests[i].tools.iter().map(|t| t.name.clone()).collect() };
     // The page is shown whole and the context is there: no tool that would read either
-    // again (and no screenshot for a selection, which is text).
-    assert_eq!(offered(0), ["request_input"]);
+    // again (no screenshot for a selection, which is text, and no question back about
+    // what the user selected): none at all.
+    assert_eq!(offered(0), Vec::<String>::new());
     drop(requests);
     let snap = call(
         &h,
@@ -406,5 +407,5 @@ fn an_explain_run_starts_with_the_context_call_and_offers_only_what_adds_to_it()
         .map(|t| t.name.clone())
         .collect();
     // (The test page has under 500 characters of text, so it is offered the screenshot.)
-    assert_eq!(names, ["request_input", "extract_screenshot_text"]);
+    assert_eq!(names, ["extract_screenshot_text"]);
 }

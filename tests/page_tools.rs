@@ -7,7 +7,7 @@ use knowledgelens::agent::{Engine, StopSignal};
 use knowledgelens::page;
 use knowledgelens::state::{RunStatus, SessionState};
 use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
-use knowledgelens::tools::{QueryPage, Tool, ToolBox, ToolContext, ToolErrorKind};
+use knowledgelens::tools::{QueryPage, ReadPage, Tool, ToolBox, ToolContext, ToolErrorKind};
 use knowledgelens::types::PageInfo;
 
 const FACT: &str = "The lighthouse keeper's cat is called Marmalade.";
@@ -94,7 +94,7 @@ fn run(question: &str, page: PageInfo, replies: Vec<Reply>) -> (SessionState, Sc
 fn a_fact_near_the_end_of_a_large_page_reaches_the_prompt_and_is_cited() {
     let page = big_page();
     let id = fact_id(&page);
-    let answer = format!("The cat is called Marmalade [{id}], not Tom [p2000].");
+    let answer = format!("The cat is called Marmalade [{id}], like the jam [p2000].");
     let (state, llm) = run(
         "What is the lighthouse keeper's cat called?",
         page,
@@ -123,7 +123,7 @@ fn a_fact_near_the_end_of_a_large_page_reaches_the_prompt_and_is_cited() {
     // p2000 was not given (the block holds the first passages, the extra the best ones).
     assert_eq!(
         state.answer,
-        format!("The cat is called Marmalade [{id}], not Tom.")
+        format!("The cat is called Marmalade [{id}], like the jam.")
     );
     let ids: Vec<&str> = state.sources.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, [id.as_str()]);
@@ -163,4 +163,48 @@ fn passages_found_by_query_page_become_citable() {
     let requests = llm.requests.borrow();
     let observe = requests.last().expect("observe request");
     assert!(observe.messages.iter().any(|m| m.content.contains(FACT)));
+}
+
+#[test]
+fn arguments_outside_the_schemas_limits_are_refused_with_the_field_and_its_range() {
+    // Found before by clamping (max_chars) or not at all (a query of any length): the model
+    // now sees what to correct.
+    let page = big_page();
+    let ctx = ToolContext {
+        page: Some(&page),
+        selection: None,
+    };
+    let read = |args: &str| futures::executor::block_on(ReadPage.run(args, &ctx));
+    for (args, message) in [
+        (
+            r#"{"max_chars": 0}"#,
+            "field \"max_chars\": must be 1 to 8000 (got 0)",
+        ),
+        (
+            r#"{"offset": 10, "max_chars": 9000}"#,
+            "field \"max_chars\": must be 1 to 8000 (got 9000)",
+        ),
+    ] {
+        let err = read(args).expect_err(args);
+        assert_eq!(err.kind, ToolErrorKind::InvalidArguments, "{args}");
+        assert_eq!(err.message, message);
+    }
+    assert!(read(r#"{"max_chars": 8000}"#).is_ok());
+    assert!(read(r#"{"max_chars": 1}"#).is_ok());
+    let long = "keeper ".repeat(50);
+    let err = query(&format!(r#"{{"query": "{long}"}}"#), &page).expect_err("too long");
+    assert_eq!(err.kind, ToolErrorKind::InvalidArguments);
+    assert_eq!(
+        err.message,
+        "field \"query\": must be 1 to 300 characters long (got 350)"
+    );
+    let err = query(r#"{"query": "cat", "k": 0}"#, &page).expect_err("k is at least 1");
+    assert_eq!(err.message, "field \"k\": must be 1 to 10 (got 0)");
+    // The reasoning's length is a hint to the model, not a limit.
+    let reasoning = "x".repeat(600);
+    assert!(query(
+        &format!(r#"{{"query": "cat", "reasoning": "{reasoning}"}}"#),
+        &page
+    )
+    .is_ok());
 }

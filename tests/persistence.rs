@@ -15,7 +15,7 @@ use knowledgelens::agent::{Engine, StopSignal};
 use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, Role, ToolCall};
 use knowledgelens::ports::{LlmClient, StateStore, StoreError};
 use knowledgelens::state::{self, PageInfo, RunStatus, SessionState, StateError};
-use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink};
+use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, RequestKind};
 use knowledgelens::tools::{ToolBox, ToolContext, ToolError, TypedTool};
 use proptest::prelude::*;
 
@@ -52,7 +52,7 @@ impl LlmClient for Oracle {
                     .to_string(),
                 ..Default::default()
             }
-        } else if !request.tools.is_empty() && results < self.steps {
+        } else if RequestKind::of(request) == RequestKind::Reason && results < self.steps {
             ChatResponse {
                 content: format!("Reading part {results}."),
                 tool_calls: vec![ToolCall {

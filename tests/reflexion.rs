@@ -13,7 +13,9 @@ use knowledgelens::llm::{ChatRequest, Role, Usage};
 use knowledgelens::protocol::view::SessionView;
 use knowledgelens::state::memory::{Failure, Reflection};
 use knowledgelens::state::{self, Next, PageInfo, RunStatus, SessionState};
-use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
+use knowledgelens::testing::{
+    ManualClock, MemoryStore, RecordingSink, Reply, RequestKind, ScriptedLlm,
+};
 use knowledgelens::tools::ToolBox;
 use knowledgelens::types::ToolCall;
 use proptest::prelude::*;
@@ -199,7 +201,7 @@ proptest! {
         // The retry's Reason request carries it, right after the failed result (the last
         // message).
         let retry = &requests[reflect_at + 1];
-        prop_assert!(!retry.tools.is_empty(), "the retry is a Reason call");
+        prop_assert_eq!(RequestKind::of(retry), RequestKind::Reason, "the retry is a Reason call");
         let note = format!("Reflection on the failed call to {tool} ({error_type}): {} Suggested fix: {fix}", stored.analysis);
         let last = retry.messages.last().expect("messages");
         prop_assert_eq!(last.role, Role::User);

@@ -7,7 +7,7 @@
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::trajectory::Item;
 use knowledgelens::agent::{Engine, StopSignal};
-use knowledgelens::llm::{ChatRequest, Role};
+use knowledgelens::llm::{ChatRequest, LlmError, LlmErrorKind, Role};
 use knowledgelens::state::search::{normalized, Fallback, Verdict};
 use knowledgelens::state::{RunStatus, SessionState};
 use knowledgelens::testing::{
@@ -370,6 +370,44 @@ fn failed_grading_uses_the_results_unchecked_with_a_disclaimer_and_cites_none() 
         [Fallback::Ungraded { .. }]
     ));
     assert!(tool_result(&out.state).contains("could not be checked"));
+    assert_eq!(out.state.answer, "Finished in 1882.");
+}
+
+#[test]
+fn a_grading_call_that_times_out_is_not_retried_and_its_results_go_ungraded() {
+    // Before, a timeout was retried like any network error: three more waits as long
+    // before the answer could start. (The grading queue holds one reply: a retry panics.)
+    let script = Script {
+        reason: [search_call("Eddystone")].into(),
+        grading: [Reply::Fail(LlmError::new(
+            LlmErrorKind::Timeout,
+            "the model did not answer within 90 s",
+        ))]
+        .into(),
+        observe: [answer("Finished in 1882 [1].")].into(),
+        ..Script::default()
+    };
+    let out = run(
+        script,
+        ScriptedSearch::new(vec![Ok(results("Eddystone", 2))]),
+        config(),
+    );
+    let gradings = out
+        .requests
+        .iter()
+        .filter(|r| RequestKind::of(r) == RequestKind::Grading)
+        .count();
+    assert_eq!(gradings, 1);
+    assert!(matches!(
+        fallbacks(&out.state)[..],
+        [Fallback::Ungraded { .. }]
+    ));
+    assert!(tool_result(&out.state).contains("could not be checked"));
+    // The error is recorded as given up at once, not as retrying.
+    assert!(out.state.trajectory.iter().any(|e| matches!(
+        &e.item,
+        Item::Error { retrying: false, error } if error.message.contains("90 s")
+    )));
     assert_eq!(out.state.answer, "Finished in 1882.");
 }
 

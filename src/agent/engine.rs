@@ -207,19 +207,22 @@ impl<'a> Engine<'a> {
                         self.persist(cell).await;
                     }
                     let result = {
-                        let (page, selection, config) = {
+                        let (page, selection) = {
                             let state = cell.borrow();
-                            (state.page.clone(), state.selection.clone(), state.config)
+                            (state.page.clone(), state.selection.clone())
                         };
                         let ctx = ToolContext {
                             page: page.as_ref(),
                             selection: selection.as_ref(),
                         };
-                        crate::agent::executor::run_tool(self.tools, &config, &call, &ctx).await
+                        self.tools.run(&call.name, &call.arguments, &ctx).await
                     };
-                    self.transition(cell, &mut out, |state, ctx, out| {
-                        step::tool_done(state, ctx, &call, result, out);
+                    let retry = self.transition(cell, &mut out, |state, ctx, out| {
+                        step::tool_outcome(state, ctx, &call, side_effects, result, out)
                     });
+                    if let Some(delay) = retry {
+                        self.wait_to_retry(cell, delay, &mut out).await;
+                    }
                 }
                 Action::Input => self.await_input(cell, &mut out).await,
                 Action::Capture { call, tab } => {
@@ -353,8 +356,14 @@ impl<'a> Engine<'a> {
         let Some(delay) = retry else {
             return false;
         };
+        self.wait_to_retry(cell, delay, out).await
+    }
+
+    /// Waits `delay` ms before a retry (of a model call or a tool call), the state saved
+    /// first; Stop ends the wait, and the run (which a server's Retry-After can make long).
+    /// Returns whether the retry goes ahead.
+    async fn wait_to_retry(&self, cell: &RefCell<SessionState>, delay: u64, out: &mut Out) -> bool {
         self.persist(cell).await;
-        // Stop is honoured during the backoff (which a server's Retry-After can make long).
         if !self.stop.is_raised() {
             future::select(self.clock.sleep(delay), Box::pin(self.stop.wait())).await;
         }

@@ -6,7 +6,7 @@
 use crate::state::config::RunConfig;
 use crate::state::trajectory::Item;
 use crate::state::SessionState;
-use crate::tools::{CallCounts, Policy, ToolBox, ToolContext, ToolError};
+use crate::tools::{CallCounts, Policy, ToolBox, ToolError};
 use crate::types::chat::{estimate_request_tokens, estimate_tokens};
 use crate::types::{ChatRequest, ChatResponse, LlmError, ToolCall, Usage};
 
@@ -42,6 +42,12 @@ impl RetryPolicy {
         if let Some(ms) = err.retry_after_ms {
             return ms.min(60_000);
         }
+        self.tool_backoff_ms(now_ms, attempt, salt)
+    }
+
+    /// The delay before retrying a failed tool call (or a model call without `Retry-After`):
+    /// exponential backoff with jitter, as [`RetryPolicy::backoff_ms`].
+    pub fn tool_backoff_ms(&self, now_ms: u64, attempt: u32, salt: u32) -> u64 {
         let exp = self
             .config
             .backoff_base_ms
@@ -114,23 +120,4 @@ pub fn check(
         subset,
     };
     tools.check(&call.name, &policy, call_counts(state, &call.name, now_ms))
-}
-
-/// Runs a checked call, retrying retryable failures of tools without side effects.
-pub async fn run_tool(
-    tools: &ToolBox,
-    config: &RunConfig,
-    call: &ToolCall,
-    ctx: &ToolContext<'_>,
-) -> Result<String, ToolError> {
-    let side_effects = tools.has_side_effects(&call.name);
-    let policy = RetryPolicy::of(config);
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        match tools.run(&call.name, &call.arguments, ctx).await {
-            Err(err) if policy.retries_tool(&err, attempt, side_effects) => {}
-            other => return other,
-        }
-    }
 }

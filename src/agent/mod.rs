@@ -9,6 +9,7 @@ pub mod control;
 pub mod engine;
 pub mod executor;
 pub mod fence;
+pub mod grounding;
 pub mod input;
 pub mod phase;
 pub mod prompts;

@@ -36,12 +36,18 @@ impl Excerpt {
     }
 }
 
-/// The share of the excerpt's characters the lead may take (the rest is for passages the
+/// The share of the excerpt's characters a page that does not fit whole gets, in percent:
+/// the rest pays for what a request about such a page adds (the tools that find more of it,
+/// the sentence on when to call them, the note that the page was cut), so that request
+/// costs about what the page's first `budget` characters alone would.
+const CUT_SHARE_PCT: usize = 65;
+
+/// The share of a cut page's characters the lead may take (the rest is for passages the
 /// question finds further on), in percent.
 const LEAD_SHARE_PCT: usize = 75;
 
-/// The [`Excerpt`] of the page for `query` within `budget` characters. A page that fits
-/// whole is given whole, as its lead.
+/// The [`Excerpt`] of the page for `query`: a page of at most `budget` characters whole, as
+/// its lead; a longer one within [`CUT_SHARE_PCT`] of `budget`.
 pub fn excerpt(index: &PageIndex, text: &str, query: &str, budget: usize) -> Excerpt {
     index.remembered_context(query, budget, || choose_excerpt(index, text, query, budget))
 }
@@ -62,6 +68,7 @@ fn choose_excerpt(index: &PageIndex, text: &str, query: &str, budget: usize) -> 
             extra: Vec::new(),
         };
     }
+    let budget = budget * CUT_SHARE_PCT / 100;
     let mut used = 0;
     let mut lead = Vec::new();
     for i in 0..passages.len() {
@@ -199,6 +206,11 @@ fn same_text(a: &str, b: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The budget that leaves a page that does not fit whole `cut` characters.
+    fn full(cut: usize) -> usize {
+        (cut * 100).div_ceil(CUT_SHARE_PCT)
+    }
+
     const PAGE: &str = "# Harbour\nThe harbour opened in 1861.\n\n## Lighthouse\nThe lighthouse is 30 m tall.\n\n## Ferry\nThe ferry leaves at noon.";
 
     #[test]
@@ -209,14 +221,18 @@ mod tests {
 
     #[test]
     fn a_tight_budget_keeps_the_start_and_the_best_passage_past_it() {
-        const PAGE: &str = "# Harbour\nThe harbour opened in 1861, when the first stone quay was finished by the town's masons.\n\n## Lighthouse\nThe lighthouse is 30 m tall and its lamp can be seen from twenty miles out at sea.\n\n## Ferry\nThe ferry leaves at noon for the island and comes back before the evening tide turns.";
+        const PAGE: &str = "# Harbour\nThe harbour opened in 1861, when the first stone quay was finished by the town's masons.\n\n## Lighthouse\nThe lighthouse is 30 m tall and its lamp can be seen from twenty miles out at sea.\n\n## Ferry\nThe ferry leaves at noon for the island and comes back before the evening tide turns.\n\n## Markets\nOn Saturdays the square fills with stalls of cheese, bread, apples, honey, wool and pots, and the bakers sell their loaves until the last one is gone, which in summer is often before ten.";
         let index = PageIndex::build(PAGE);
-        assert_eq!(index.passages().len(), 3);
+        assert_eq!(index.passages().len(), 4);
         let size = |i: usize| index.passages()[i].chars + LABEL_CHARS;
-        // The lead (3/4 of the budget) holds the first passage, not the second.
-        let budget = size(0) + size(2);
-        assert!(size(0) <= budget * LEAD_SHARE_PCT / 100);
-        assert!(size(0) + size(1) > budget * LEAD_SHARE_PCT / 100);
+        // The page does not fit: the excerpt is CUT_SHARE_PCT of the budget, and its lead
+        // (LEAD_SHARE_PCT of that) holds the first passage, not the second.
+        let cut = size(0) + size(2);
+        let budget = full(cut);
+        let total: usize = index.passages().iter().map(|p| p.chars).sum();
+        assert!(total > budget);
+        assert!(size(0) <= cut * LEAD_SHARE_PCT / 100);
+        assert!(size(0) + size(1) > cut * LEAD_SHARE_PCT / 100);
         let ferry = excerpt(&index, PAGE, "when does the ferry leave", budget);
         assert_eq!(
             ferry,
@@ -234,14 +250,18 @@ mod tests {
 
     #[test]
     fn a_first_passage_longer_than_the_leads_share_leads_when_nothing_else_is_chosen() {
-        const PAGE: &str = "# Harbour\nThe harbour opened in 1861, when the first stone quay was finished by the town's masons.\n\n## Ferry\nThe ferry leaves at noon.";
+        const PAGE: &str = "# Harbour\nThe harbour opened in 1861, when the first stone quay was finished by the town's masons.\n\n## Ferry\nThe ferry leaves at noon, and on Sundays at ten as well, for the island, its school, its church and its one shop, and it comes back before the evening tide turns.";
         let index = PageIndex::build(PAGE);
         let size = |i: usize| index.passages()[i].chars + LABEL_CHARS;
-        let budget = size(0) + 4;
-        assert!(size(0) > budget * LEAD_SHARE_PCT / 100);
+        let budget = full(size(0) + 4);
+        let total: usize = index.passages().iter().map(|p| p.chars).sum();
+        assert!(total > budget);
+        assert!(size(0) > (size(0) + 4) * LEAD_SHARE_PCT / 100);
         assert_eq!(excerpt(&index, PAGE, "zzz", budget).lead, [0]);
         // One that does not fit the budget at all is not shown cut: nothing leads.
-        assert!(excerpt(&index, PAGE, "zzz", size(0) - 1).lead.is_empty());
+        assert!(excerpt(&index, PAGE, "zzz", full(size(0) - 1))
+            .lead
+            .is_empty());
     }
 
     #[test]
@@ -306,7 +326,7 @@ mod tests {
     fn the_remembered_choice_follows_the_question_and_the_budget() {
         let index = PageIndex::build(PAGE);
         let size = index.passages()[1].chars.max(index.passages()[2].chars) + LABEL_CHARS;
-        let ask = |query, budget| context_passages(&index, PAGE, query, budget);
+        let ask = |query, cut| context_passages(&index, PAGE, query, full(cut));
         assert_eq!(ask("when does the ferry leave", size), [2]);
         assert_eq!(ask("when does the ferry leave", size), [2]);
         assert_eq!(ask("how tall is the lighthouse", size), [1]);

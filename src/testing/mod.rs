@@ -320,6 +320,23 @@ pub enum RequestKind {
     Other(String),
 }
 
+/// Whether the last message of `request` holds the synthesis template's request for the
+/// final answer (each of its sections opens with one of these) or a research phase's
+/// request that offers no tools (its fallback and its report).
+fn is_synthesis(request: &ChatRequest) -> bool {
+    const OPENINGS: [&str; 5] = [
+        "Write the final answer to the question now",
+        "You have used all your steps.",
+        "The user asked you to stop.",
+        "You were stopped from repeating a tool call",
+        "Research mode.",
+    ];
+    request
+        .messages
+        .last()
+        .is_some_and(|m| m.role == Role::User && OPENINGS.iter().any(|o| m.content.contains(o)))
+}
+
 impl RequestKind {
     /// The kind of `request`.
     pub fn of(request: &ChatRequest) -> Self {
@@ -348,7 +365,9 @@ impl RequestKind {
             Some("compaction") => Self::Compaction,
             Some("reflection") => Self::Reflection,
             Some(other) => Self::Other(other.to_string()),
-            None if request.tools.is_empty() => Self::Synthesis,
+            // A Reason request may offer no tools (a page shown whole): the synthesis
+            // request is told apart by its last message, the synthesis template's.
+            None if request.tools.is_empty() && is_synthesis(request) => Self::Synthesis,
             None => Self::Reason,
         }
     }

@@ -137,6 +137,67 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     schema
 }
 
+/// Checks the arguments against the limits `schema` sets on its properties (`minimum` and
+/// `maximum` of a number, `minLength` and `maxLength` of a string, in characters): a value
+/// outside them is an invalid-arguments error that names the field, the range and the value,
+/// for the model to correct (never clamped into range behind its back). The reasoning's
+/// length is a hint, not a limit; arguments that do not parse, fields the schema does not
+/// know and wrong types are left to decoding, which reports them.
+pub fn check_limits(schema: &Value, arguments: &str) -> Result<(), ToolError> {
+    let Ok(Value::Object(args)) = args_value(arguments) else {
+        return Ok(());
+    };
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return Ok(());
+    };
+    for (name, value) in &args {
+        let Some(property) = properties.get(name) else {
+            continue;
+        };
+        // The limits our schemas set are whole numbers (no float formatting in the wasm).
+        let limit = |key: &str| property.get(key).and_then(Value::as_u64);
+        let outside = |n: f64, (min, max): (Option<u64>, Option<u64>)| {
+            min.is_some_and(|m| n < m as f64) || max.is_some_and(|m| n > m as f64)
+        };
+        let what = match value {
+            Value::Number(n) => {
+                let bounds = (limit("minimum"), limit("maximum"));
+                n.as_f64()
+                    .filter(|n| outside(*n, bounds))
+                    .map(|_| format!("must be {} (got {value})", range(bounds, "")))
+            }
+            Value::String(text) => {
+                let chars = text.chars().count();
+                let bounds = (limit("minLength"), limit("maxLength"));
+                outside(chars as f64, bounds).then(|| {
+                    format!(
+                        "must be {} long (got {chars})",
+                        range(bounds, " characters")
+                    )
+                })
+            }
+            _ => None,
+        };
+        if let Some(what) = what {
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!("field \"{name}\": {what}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// "1 to 8000", "at least 1", "at most 300" (with `unit` after the number).
+fn range((min, max): (Option<u64>, Option<u64>), unit: &str) -> String {
+    match (min, max) {
+        (Some(min), Some(max)) => format!("{min} to {max}{unit}"),
+        (Some(min), None) => format!("at least {min}{unit}"),
+        (None, Some(max)) => format!("at most {max}{unit}"),
+        (None, None) => String::new(),
+    }
+}
+
 /// Decodes arguments into `T` (after taking out the optional [`REASONING`]); the error
 /// names the field, what was expected and what was given. Only the last call is generic:
 /// the parsing and the error's wording are shared by every tool.

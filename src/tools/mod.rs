@@ -331,6 +331,7 @@ impl<T: TypedTool> Tool for T {
         ctx: &'a ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
         async move {
+            args::check_limits(&self.parameters(), arguments)?;
             let args = decode_args::<T::Args>(arguments)?;
             self.call(args, ctx).await.map(Into::into)
         }

@@ -14,7 +14,7 @@ import { askQuestion, waitForRunEnd } from './support/popup.mjs';
 const DEADLINE_S = 10;
 /** Time a run may take past its deadline: the popup's polling, retries' back-off, the UI. */
 const SLACK_MS = 6_000;
-const ANSWER = 'Bellhaven Light was first lit in 1852.';
+const ANSWER = 'Bellhaven Light was first lit in 1861.';
 
 let harness;
 let kl;

@@ -70,8 +70,8 @@ test('a prose reply is the final answer after exactly one model call', async () 
   assert.equal(done.answerText, answer);
   assert.ok(!done.partialBadge, 'a complete answer is marked partial');
   assert.equal(requests.length, 1, llm.timeline(testStart));
-  // The fixture page is shown whole: no tool reads more of it.
-  assert.deepEqual(requests[0].body.tools?.map((t) => t.function?.name), ['request_input']);
+  // The fixture page is shown whole: no tool reads more of it, and none is offered at all.
+  assert.equal(requests[0].body.tools, undefined, JSON.stringify(requests[0].body.tools));
   assert.equal(llm.queue.length, 0);
 });
 

@@ -101,7 +101,7 @@ test('Ollama (native API): Test connection succeeds, the model list fills, and a
   await waitUntil(async () => (await page.getByRole('status').textContent()).trim() === 'Saved.', { message: 'Saved.' });
   await page.close();
 
-  const answer = 'The lighthouse was first lit in 1871, by Agnes Tull.';
+  const answer = 'The lighthouse was first lit in 1861, and Agnes Tull kept it.';
   ollama.script({ content: answer });
   const popup = await popupForFixture();
   await askQuestion(popup, 'When was the light first lit?');
@@ -112,8 +112,8 @@ test('Ollama (native API): Test connection succeeds, the model list fills, and a
   assert.equal(asked.model, 'llama3.2');
   assert.equal(asked.stream, true, 'the run streams (NDJSON)');
   assert.equal(asked.options?.num_ctx, 8192, 'Ollama is asked for the context window');
-  // The fixture page is shown whole, so the tools are sized to it: request_input, no page tools.
-  assert.deepEqual(asked.tools?.map((t) => t.function?.name), ['request_input']);
+  // The fixture page is shown whole, so the tools are sized to it: none (no tokens for them).
+  assert.equal(asked.tools, undefined, JSON.stringify(asked.tools));
   assert.equal(ollama.queue.length, 0);
 });
 

@@ -53,7 +53,7 @@ test('no hidden text reaches the model; the visible article does', async () => {
   await page.goto(pages.url('hidden.html'));
   const start = llm.chatRequests.length;
   llm.script(
-    { content: 'Reading the page.', tool_calls: [{ name: 'read_page', arguments: { offset: 0, max_chars: 20000 } }] },
+    { content: 'Reading the page.', tool_calls: [{ name: 'read_page', arguments: { offset: 0, max_chars: 8000 } }] },
     { content: JSON.stringify({ should_continue: false, final_answer: 'Miriam Okafor computed it.' }), json: true },
   );
   const popup = await openPopup(kl.context, kl.extId, await tabIdOf(kl.context, page));

@@ -56,13 +56,17 @@ let probe;
 
 /** Questions carry a tag, `Q[tag] ...`, which names the run in the oracle's replies. */
 const tagOf = (question) => /^Q\[([\w-]+)\]/.exec(question)?.[1] ?? null;
-const answerFor = (tag) => `Final answer for ${tag}: Agnes Tull kept the light, and she blamed the salt.`;
+const answerFor = (tag) => `Final answer for ${tag}: the keeper kept the light, and she blamed the salt.`;
 
 /** What a chat request asks: its phase, the tool results it carries and its question's tag. */
 function classify(body) {
   const messages = body?.messages ?? [];
   const tools = messages.filter((m) => m.role === 'tool').length;
-  const kind = body?.response_format ? 'observe' : body?.tools?.length ? 'reason' : 'synthesize';
+  // A Reason request about a page shown whole offers no tools: the synthesis request is the
+  // one whose last message asks for the final answer (the synthesis template's openings).
+  const last = String(messages.at(-1)?.content ?? '');
+  const synthesis = /^(Write the final answer|You have used all your steps|The user asked you to stop|You were stopped from repeating)/.test(last);
+  const kind = body?.response_format ? 'observe' : synthesis ? 'synthesize' : 'reason';
   const question = messages.filter((m) => m.role === 'user').map((m) => String(m.content)).find(tagOf);
   return { kind, tools, tag: tagOf(question ?? '') };
 }
@@ -371,16 +375,16 @@ const STORAGE_FULL =
 test('storage full before a question: the oldest session makes room, the popup says so, the run completes', async () => {
   // At least one finished session besides those of earlier tests.
   const earlier = await tabWithPopup();
-  await askQuestion(earlier.popup, 'Q[earlier1] When was the light automated?');
+  await askQuestion(earlier.popup, 'Q[earlierA] When was the light automated?');
   assert.equal((await waitForRunEnd(earlier.popup, { timeout: RUN_TIMEOUT_MS })).state, 'completed');
   const filled = await fillWithOldestSession(16);
   const before = await sessionKeys();
 
   const t = await tabWithPopup();
-  await askQuestion(t.popup, 'Q[full1] Who rowed ashore in 1955?');
+  await askQuestion(t.popup, 'Q[fullA] Who rowed ashore in 1955?');
   const done = await waitForRunEnd(t.popup, { timeout: RUN_TIMEOUT_MS, diagnostics: () => kl.recentLogs() });
   assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
-  assert.equal(done.answerText, answerFor('full1'));
+  assert.equal(done.answerText, answerFor('fullA'));
   assert.deepEqual(done.notices, [STORAGE_FULL], 'one notice, and none saying the run is not saved');
   // Only the oldest finished session went (it freed enough); the new run is saved.
   const expected = [...before.filter((k) => k !== filled), `session:${t.session}`].sort();
@@ -393,21 +397,21 @@ test('storage full before a question: the oldest session makes room, the popup s
 
 test('storage full in the middle of a run: the oldest session makes room, the popup says so, the run completes', async () => {
   const earlier = await tabWithPopup();
-  await askQuestion(earlier.popup, 'Q[earlier2] When was the light automated?');
+  await askQuestion(earlier.popup, 'Q[earlierB] When was the light automated?');
   assert.equal((await waitForRunEnd(earlier.popup, { timeout: RUN_TIMEOUT_MS })).state, 'completed');
 
   // The run is saved as started and waits for its first reply; then the storage fills up.
-  toHold.add('full2/reason/0');
+  toHold.add('fullB/reason/0');
   const t = await tabWithPopup();
-  await askQuestion(t.popup, 'Q[full2] Who rowed ashore in 1955?');
-  const request = await waitForHeld('full2/reason/0');
+  await askQuestion(t.popup, 'Q[fullB] Who rowed ashore in 1955?');
+  const request = await waitForHeld('fullB/reason/0');
   const filled = await fillWithOldestSession(16);
   const before = await sessionKeys();
   request.release();
 
   const done = await waitForRunEnd(t.popup, { timeout: RUN_TIMEOUT_MS, diagnostics: () => kl.recentLogs() });
   assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
-  assert.equal(done.answerText, answerFor('full2'));
+  assert.equal(done.answerText, answerFor('fullB'));
   assert.deepEqual(done.notices, [STORAGE_FULL]);
   assert.deepEqual(await sessionKeys(), before.filter((k) => k !== filled));
   const saved = JSON.parse((await storage())[`session:${t.session}`]);
@@ -437,7 +441,7 @@ const fillPage = (page, chars) => page.evaluate((total) => {
 
 test('a 1 MB page: its whole text is saved, full storage makes room for it, and the run survives a worker stop', async () => {
   const earlier = await tabWithPopup();
-  await askQuestion(earlier.popup, 'Q[earlier3] When was the light automated?');
+  await askQuestion(earlier.popup, 'Q[earlierC] When was the light automated?');
   assert.equal((await waitForRunEnd(earlier.popup, { timeout: RUN_TIMEOUT_MS })).state, 'completed');
   const filled = await fillWithOldestSession(16);
   const before = await sessionKeys();

@@ -2,6 +2,8 @@
 //! terminal event, and the best answer a run has without another call.
 
 use super::*;
+use crate::agent::prompts::ABSTAIN;
+use crate::tools::SEARCH_WEB;
 
 /// Ends a bounded phase with `reason`; the run completes with the phase's last text.
 pub(super) fn end_phase(
@@ -85,6 +87,12 @@ pub fn halt(state: &mut SessionState, ctx: &StepCtx<'_>, why: Halt, out: &mut Ou
         }
         Halt::Failed(error) => finish(state, ctx, RunStatus::Failed, best, true, Some(error), out),
         Halt::Stopped => finish(state, ctx, RunStatus::Stopped, best, true, None, out),
+        // Stopped while the answer was being written: it ends where it was, as the user saw
+        // it, without another call.
+        Halt::Interrupted if !state.draft.trim().is_empty() => {
+            let shown = state.draft.trim().to_string();
+            finish(state, ctx, RunStatus::Stopped, shown, true, None, out);
+        }
         Halt::Interrupted => {
             out.emit(EventKind::AnswerReset);
             state.draft.clear();
@@ -124,6 +132,25 @@ pub fn finish(
     out: &mut Out,
 ) {
     let answer = crate::agent::fence::Fence::new(&state.nonce).strip(&answer);
+    let answer = match unsupported(state, status, &answer) {
+        Some(terms) => {
+            // The model's answer stays in the Steps view, with why it was not given.
+            let note = format!(
+                "The answer named {} and the page does not, so it was replaced by \"{ABSTAIN}\". The model's answer: {answer}",
+                quoted(&terms)
+            );
+            record(
+                state,
+                ctx,
+                Item::Thought {
+                    text: note,
+                    derived: true,
+                },
+            );
+            ABSTAIN.to_string()
+        }
+        None => answer,
+    };
     let answer = if state.phase.is_none() {
         let (answer, notice) = with_sources(state, &answer);
         if let Some(message) = notice {
@@ -265,4 +292,52 @@ pub fn crashed(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
         answer: state.answer.clone(),
         sources: state.sources.clone(),
     });
+}
+
+/// The names and numbers of a completed answer about a page that the run's known text does
+/// not hold (`agent::grounding`); `None` when there are none or the check does not apply:
+/// not a question about page text (an explanation, research, web search results, no page
+/// text), or not a completed run.
+fn unsupported(state: &SessionState, status: RunStatus, answer: &str) -> Option<Vec<String>> {
+    let page = state.page.as_ref().filter(|p| !p.text.is_empty())?;
+    let searched = state
+        .trajectory
+        .iter()
+        .any(|e| matches!(&e.item, Item::ToolResult { name, ok: true, .. } if name == SEARCH_WEB));
+    if status != RunStatus::Completed
+        || state.phase.is_some()
+        || state.research.is_some()
+        || state.selection.is_some()
+        || searched
+        || answer.trim() == ABSTAIN
+    {
+        return None;
+    }
+    // Not the question: an answer that gives a fact about a year or a name the question
+    // asks about and the page never mentions ("revenue in 2015" on a page that stops at
+    // 2014) does not rest on the page.
+    let mut known: Vec<&str> = vec![&page.title, &page.text];
+    for turn in &state.turns {
+        known.push(&turn.question);
+        known.push(&turn.answer);
+    }
+    if let Some(compaction) = &state.compaction {
+        known.push(&compaction.summary);
+    }
+    for entry in &state.trajectory {
+        if let Item::ToolResult { content, .. } = &entry.item {
+            known.push(content);
+        }
+    }
+    let terms = crate::agent::grounding::unsupported_terms(answer, &known);
+    (!terms.is_empty()).then_some(terms)
+}
+
+/// `terms` as `"a"`, `"a" and "b"`, or `"a", "b" and "c"`.
+fn quoted(terms: &[String]) -> String {
+    let quoted: Vec<String> = terms.iter().map(|t| format!("\"{t}\"")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }

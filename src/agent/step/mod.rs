@@ -14,9 +14,9 @@ use crate::state::trajectory::{ErrorInfo, Item};
 use crate::state::{
     Next, PendingInput, PhaseRun, RunStatus, SessionState, StopReason, SynthesisReason, ToolOutcome,
 };
-use crate::tools::EXPLAIN_TEXT_WITH_CONTEXT;
 use crate::tools::{decode_args, RequestInputArgs};
 use crate::tools::{parse, Offer, ToolBox, ToolError, ToolErrorKind, REQUEST_INPUT};
+use crate::tools::{ReadPage, TypedTool, EXPLAIN_TEXT_WITH_CONTEXT, SUMMARIZE_PAGE};
 use crate::types::events::EventKind;
 use crate::types::tokens::estimate_tokens;
 use crate::types::{
@@ -201,15 +201,67 @@ fn offer(state: &SessionState) -> Offer {
 }
 
 /// The tools a Reason request shaped by `fit` offers: those of [`offer`], sized to the
-/// request: no page tools when it shows the whole page (nothing more to read or summarize
-/// section by section), and no `explain_text_with_context` once the run has its result.
+/// request, since every definition is prompt tokens a CPU model reads before its first
+/// word: no page tools when it shows the whole page (nothing more to read or summarize
+/// section by section); for a page cut to its start `query_page`, and
+/// `summarize_page_content` only when the question asks for a summary ([`asks_for_summary`]:
+/// small models called it for factual questions, a dozen calls on a long page), but not
+/// `read_page` (`query_page` finds what reading on would, by the words of the question);
+/// `request_input` except beside a page shown whole (Qwen2.5-Coder-1.5B, offered
+/// `query_page` alone, answered "<tools></tools>" or the fence tag to 3 of 12 questions it
+/// answered right with a second tool beside it); and no
+/// `explain_text_with_context` once the run has its result. The same for every step of a
+/// run, so each request repeats the previous one's prefix. A call to a tool the run has but
+/// the request does not offer still runs (`reply::calls_of`).
 pub(super) fn reason_tools(state: &SessionState, ctx: &StepCtx<'_>, fit: &Fit) -> Vec<ToolSpec> {
     let mut offer = offer(state);
-    offer.page_text &= !prompts::shows_page_whole(state, fit);
+    let whole = offer.page_text && prompts::shows_page_whole(state, fit);
+    offer.page_text &= !whole;
     offer.selection &= !state.trajectory.iter().any(|e| {
         matches!(&e.item, Item::ToolResult { name, ok: true, .. } if name == EXPLAIN_TEXT_WITH_CONTEXT)
     });
-    ctx.tools.offered(None, offer)
+    let mut tools = ctx.tools.offered(None, offer);
+    let summary = asks_for_summary(&state.question);
+    tools.retain(|t| {
+        t.name != ReadPage::NAME
+            && !(whole && t.name == REQUEST_INPUT)
+            && (summary || t.name != SUMMARIZE_PAGE)
+    });
+    tools
+}
+
+/// Words that ask for a summary or an overview, in the languages the extension's users
+/// write most (lower case; a question holds one of them as a word or a word's start).
+const SUMMARY_WORDS: [&str; 23] = [
+    "summar",
+    "overview",
+    "tl;dr",
+    "tldr",
+    "gist",
+    "key points",
+    "main points",
+    "what is this page about",
+    "what's this page about",
+    "what is this article about",
+    "what's this article about",
+    "résum",
+    "resumen",
+    "resumir",
+    "zusammenfass",
+    "überblick",
+    "riassun",
+    "samenvat",
+    "要約",
+    "摘要",
+    "总结",
+    "概括",
+    "要点",
+];
+
+/// Whether `question` asks for a summary or an overview of the page.
+pub fn asks_for_summary(question: &str) -> bool {
+    let question = crate::types::case::fold(question);
+    SUMMARY_WORDS.iter().any(|w| question.contains(w))
 }
 
 fn plan_reason(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut Out) -> Action {
@@ -422,7 +474,11 @@ pub fn after_error(
         return None;
     }
     let policy = RetryPolicy::of(&state.config);
-    let retrying = policy.retries_model(err, state.attempts);
+    // A grading call that timed out is not tried again: its results are used ungraded at
+    // once (each retry would wait as long again before the answer can start).
+    let grading_timeout =
+        call.purpose == Purpose::Grade && err.kind == crate::types::LlmErrorKind::Timeout;
+    let retrying = !grading_timeout && policy.retries_model(err, state.attempts);
     record(
         state,
         ctx,
@@ -574,10 +630,35 @@ pub use end::{best_answer, crashed, finish, halt};
 use end::{complete, end_phase, fail_phase};
 use reply::{check_warning, observe_reply, phase_reply, reason_reply, synthesis_reply};
 pub use tool::tool_done;
+pub use tool::tool_outcome;
 use tool::{record_result, tool_done_as};
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_question_asks_for_a_summary_in_its_own_words() {
+        for question in [
+            "Summarize this page",
+            "Can you give me a summary?",
+            "What is this article about?",
+            "tl;dr please",
+            "Résume cet article",
+            "Zusammenfassung bitte",
+            "この記事を要約して",
+            "总结一下这篇文章",
+        ] {
+            assert!(super::asks_for_summary(question), "{question}");
+        }
+        for question in [
+            "When did Brendan Eich step down?",
+            "When did the factory resume production?",
+            "Who wrote the summit's report?",
+            "What does the page say about Borgmon?",
+        ] {
+            assert!(!super::asks_for_summary(question), "{question}");
+        }
+    }
+
     #[test]
     fn numbers_are_grouped_by_thousands() {
         let cases = [

@@ -4,6 +4,46 @@
 
 use super::*;
 
+/// A tool call's outcome, or its retry: a failure the policy retries (a timeout or a
+/// network error of a tool without side effects, up to `max_retries` times) is recorded as
+/// an error that is retried, and the same call is made again after the returned delay, the
+/// backoff a model call's retry waits (the engine saves the state first, and Stop ends the
+/// wait). Anything else is [`tool_done`].
+pub fn tool_outcome(
+    state: &mut SessionState,
+    ctx: &StepCtx<'_>,
+    call: &ToolCall,
+    side_effects: bool,
+    result: Result<String, ToolError>,
+    out: &mut Out,
+) -> Option<u64> {
+    let policy = RetryPolicy::of(&state.config);
+    match result {
+        Err(err) if policy.retries_tool(&err, state.attempts + 1, side_effects) => {
+            state.attempts += 1;
+            let kind = if err.kind == ToolErrorKind::Timeout {
+                crate::types::LlmErrorKind::Timeout
+            } else {
+                crate::types::LlmErrorKind::Network
+            };
+            let error = ErrorInfo::new(kind, format!("{}: {}", call.name, err.message));
+            record(
+                state,
+                ctx,
+                Item::Error {
+                    error,
+                    retrying: true,
+                },
+            );
+            Some(policy.tool_backoff_ms(ctx.now, state.attempts, state.run_id))
+        }
+        result => {
+            tool_done(state, ctx, call, result, out);
+            None
+        }
+    }
+}
+
 /// A tool's outcome: emitted, recorded (the model sees errors as the result text), and the
 /// next queued call, the Observe phase, or the phase's next round follows.
 pub fn tool_done(
