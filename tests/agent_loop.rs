@@ -593,6 +593,21 @@ proptest! {
         let warned = out.sink.names().iter().filter(|n| **n == "budget_warning").count();
         prop_assert!(warned <= 1);
         prop_assert_eq!(warned == 1, s.budget_warned);
+        // The warning comes with the call that reached 80% of the budget: not before (the
+        // usage before that call was under it), not later, and not at all when the run never
+        // reached it.
+        let threshold = budget * 8 / 10;
+        let warning = out.sink.events.borrow().iter().find_map(|e| match &e.event.kind {
+            knowledgelens::types::events::EventKind::BudgetWarning { used, budget: b } => Some((*used, *b)),
+            _ => None,
+        });
+        match warning {
+            Some((used, b)) => {
+                prop_assert_eq!(b, budget);
+                prop_assert!(used >= threshold && used < threshold + spent_per_call, "warned at {} of {}", used, budget);
+            }
+            None => prop_assert!(s.tokens_used() < threshold, "used {} of {} without a warning", s.tokens_used(), budget),
+        }
     }
 }
 

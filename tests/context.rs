@@ -305,6 +305,7 @@ proptest! {
         }
         let grounding = context::grounding(&state);
         let text = prompts::grounding_text(&state).unwrap();
+        let system_before = prompts::conversation(&state).unwrap()[0].content.clone();
         let llm = ResponderLlm::new(compaction_responder(how));
         drive(&llm, &mut state);
         let after = context::grounding(&state);
@@ -327,6 +328,24 @@ proptest! {
             prop_assert!(!last.messages[0].content.contains(line));
         }
         prop_assert!(!last.messages.last().unwrap().content.starts_with("Grounding"));
+        // What the model is told after the compaction (the state itself is never compacted,
+        // so the comparisons above hold by construction): the same system text, the goal as
+        // the question, and, once trajectory entries were summarized, every completed call
+        // and every decision in the notes.
+        let compaction_at = requests.iter().position(|r| RequestKind::of(r) == RequestKind::Compaction);
+        if let Some(at) = compaction_at.filter(|at| *at + 1 < requests.len()) {
+            let after = &requests[at + 1];
+            prop_assert_eq!(&system_before, &after.messages[0].content);
+            prop_assert!(after.messages.iter().any(|m| m.role == Role::User && m.content == state.question));
+            if context::covered_entries(&state) > 0 {
+                let notes = after.messages.iter().find(|m| m.content.starts_with("Notes kept by KnowledgeLens"));
+                prop_assert!(notes.is_some(), "{:?}", after.messages);
+                let notes = &notes.unwrap().content;
+                for line in grounding.completed.iter().chain(&grounding.decisions) {
+                    prop_assert!(notes.contains(line.trim()), "{line:?} not in {notes}");
+                }
+            }
+        }
     }
 }
 

@@ -536,7 +536,7 @@ fn searched_run(
     gradings: Vec<GradingReply>,
     rewrites: Vec<String>,
     final_answer: String,
-) -> (SessionState, Vec<String>) {
+) -> (SessionState, Vec<String>, usize) {
     let counts: RefCell<VecDeque<usize>> = RefCell::new(VecDeque::new());
     let graded = RefCell::new(0usize);
     let rewritten = RefCell::new(0usize);
@@ -585,7 +585,8 @@ fn searched_run(
             .with_search(Some(&search))
             .drive(&mut state),
     );
-    (state, search.texts())
+    let rewrite_calls = *rewritten.borrow();
+    (state, search.texts(), rewrite_calls)
 }
 
 fn graded_entries(state: &SessionState) -> Vec<(String, Vec<Verdict>)> {
@@ -613,7 +614,7 @@ proptest! {
         gradings in proptest::collection::vec(arb_grading(), 1..4),
         rewrites in proptest::collection::vec("[a-z]{3,8}( [a-z]{3,8})?", 1..3),
     ) {
-        let (state, _) = searched_run(found, gradings, rewrites, "Done.".into());
+        let (state, _, _) = searched_run(found, gradings, rewrites, "Done.".into());
         let searches: Vec<(String, usize)> = state.trajectory.iter().filter_map(|e| match &e.item {
             Item::Search { query, hits, error: None, .. } => Some((query.clone(), hits.len())),
             _ => None,
@@ -642,7 +643,7 @@ proptest! {
         ], 1..5),
     ) {
         let gradings: Vec<GradingReply> = verdicts.into_iter().map(GradingReply::Verdicts).collect();
-        let (state, searched) = searched_run(found, gradings, rewrites, "Done.".into());
+        let (state, searched, rewrite_calls) = searched_run(found, gradings, rewrites, "Done.".into());
         prop_assert!(searched.len() <= 3);
         for (i, q) in searched.iter().enumerate() {
             for earlier in &searched[..i] {
@@ -667,6 +668,14 @@ proptest! {
         for (relevant, hits) in &rounds[..rounds.len() - 1] {
             prop_assert!(*hits == 0 || relevant * 2 < *hits, "{:?}", rounds);
         }
+        // And the converse: a last round under the threshold ends the search only at the
+        // third search or once a rewrite was asked for twice and kept repeating a query.
+        if let Some((relevant, hits)) = rounds.last() {
+            let under = *hits == 0 || relevant * 2 < *hits;
+            if under && searched.len() < 3 {
+                prop_assert!(rewrite_calls >= searched.len() - 1 + 2, "{} rewrite calls: {:?} {:?}", rewrite_calls, rounds, searched);
+            }
+        }
     }
 
     /// Property 9: every citation in a saved answer points at a result graded relevant.
@@ -677,7 +686,7 @@ proptest! {
         cited in proptest::collection::vec(1u32..12, 0..6),
     ) {
         let text: String = cited.iter().map(|n| format!("Fact [{n}]. ")).collect();
-        let (state, _) = searched_run(found, gradings, vec!["other words".into()], text);
+        let (state, _, _) = searched_run(found, gradings, vec!["other words".into()], text);
         let relevant: Vec<String> = state.trajectory.iter().filter_map(|e| match &e.item {
             Item::Grades { graded, .. } => Some(graded.iter().filter(|g| g.grade.verdict == Verdict::Relevant).map(|g| g.hit.url.clone()).collect::<Vec<_>>()),
             _ => None,
@@ -696,13 +705,17 @@ proptest! {
     /// carries the disclaimer (a notice, and a trajectory entry the export holds).
     #[test]
     fn a_failing_search_gives_a_model_only_answer_with_the_disclaimer(
-        kind in 0usize..4,
+        kind in 0usize..3,
+        service in "[A-Z][a-z]{2,12}( [A-Z][a-z]{2,8})?",
+        detail in "[a-z]{3,10}( [a-z]{3,10}){0,3}",
+        status in prop_oneof![Just(429u16), 500u16..600],
+        waited_ms in 1_000u64..60_000,
     ) {
+        // Any service, any reason, any retryable status: the disclaimer names what failed.
         let failure = || match kind {
-            0 => SearchError::network("SearXNG", "connection refused"),
-            1 => SearchError::timeout("Wikipedia", 20_000),
-            2 => SearchError::status("Brave Search", 503, "down"),
-            _ => SearchError::status("Tavily", 429, "slow down"),
+            0 => SearchError::network(&service, &detail),
+            1 => SearchError::timeout(&service, waited_ms),
+            _ => SearchError::status(&service, status, &detail),
         };
         let script = Script {
             reason: [search_call("Eddystone")].into(),
@@ -715,6 +728,7 @@ proptest! {
         prop_assert_eq!(&out.state.answer, "From the model: 1882.");
         prop_assert!(out.state.sources.is_empty());
         prop_assert!(out.state.notices.iter().any(|n| n.starts_with("Web search failed") && n.contains(&failure().message)));
+        prop_assert!(failure().message.contains(&service), "{}", failure().message);
         let unreachable = matches!(fallbacks(&out.state)[..], [Fallback::Unreachable { .. }]);
         prop_assert!(unreachable, "{:?}", fallbacks(&out.state));
     }
