@@ -684,8 +684,8 @@ fn stop_abandons_a_hung_model_call_then_synthesizes() {
     );
 }
 
-/// A model that streams the start of an answer, then hangs.
-struct HungMidAnswer(std::cell::Cell<usize>);
+/// A model whose first call streams `deltas`, then hangs; later calls answer "Synthesized.".
+struct HungMidAnswer(std::cell::Cell<usize>, &'static [&'static str]);
 
 impl LlmClient for HungMidAnswer {
     fn complete<'a>(
@@ -694,17 +694,22 @@ impl LlmClient for HungMidAnswer {
         on_delta: &'a mut dyn FnMut(&str),
     ) -> futures::future::LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
         self.0.set(self.0.get() + 1);
-        on_delta("Plants make sugar ");
-        on_delta("from light");
+        if self.0.get() > 1 {
+            on_delta("Synthesized.");
+            return Box::pin(futures::future::ready(Ok(ChatResponse {
+                content: "Synthesized.".into(),
+                ..Default::default()
+            })));
+        }
+        for delta in self.1 {
+            on_delta(delta);
+        }
         Box::pin(futures::future::pending())
     }
 }
 
-#[test]
-fn stop_while_the_answer_is_written_ends_the_run_with_the_text_so_far() {
-    // Before, the call was abandoned, the text reset, and a synthesis call made that ran to
-    // its end (up to 300 s). Now the run ends at once with what the user saw.
-    let llm = HungMidAnswer(std::cell::Cell::new(0));
+/// Drives a run on `llm` on `page()`, raising Stop once its first call hangs.
+fn stopped_mid_call(llm: &HungMidAnswer) -> (SessionState, RecordingSink, MemoryStore) {
     let clock = ManualClock::new(0);
     let (store, sink, tools) = (
         MemoryStore::new(),
@@ -720,17 +725,40 @@ fn stop_while_the_answer_is_written_ends_the_run_with_the_text_so_far() {
         0,
     );
     {
-        let engine = Engine::new(&llm, &clock, &sink, &store, &tools, stop.clone());
+        let engine = Engine::new(llm, &clock, &sink, &store, &tools, stop.clone());
         let mut fut = Box::pin(engine.drive(&mut state));
         let waker = futures::task::noop_waker();
         let mut cx = std::task::Context::from_waker(&waker);
         assert!(fut.as_mut().poll(&mut cx).is_pending(), "the call hangs");
         stop.raise();
-        assert!(
-            fut.as_mut().poll(&mut cx).is_ready(),
-            "stop ends the run at once"
-        );
+        assert!(fut.as_mut().poll(&mut cx).is_ready(), "stop ends the run");
     }
+    (state, sink, store)
+}
+
+#[test]
+fn stop_while_a_tool_call_is_written_as_text_synthesizes_the_answer() {
+    // Streamed text that begins a call (a model without native tool calls) is no answer.
+    let llm = HungMidAnswer(
+        std::cell::Cell::new(0),
+        &[r#"{"name": "query_page", "#, r#""arguments": {"query": "#],
+    );
+    let (state, sink, _) = stopped_mid_call(&llm);
+    assert_eq!(state.status, RunStatus::Stopped);
+    assert_eq!(state.answer, "Synthesized.");
+    assert_eq!(llm.0.get(), 2);
+    assert!(sink.names().contains(&"answer_reset"), "{:?}", sink.names());
+}
+
+#[test]
+fn stop_while_the_answer_is_written_ends_the_run_with_the_text_so_far() {
+    // Before, the call was abandoned, the text reset, and a synthesis call made that ran to
+    // its end (up to 300 s). Now the run ends at once with what the user saw.
+    let llm = HungMidAnswer(
+        std::cell::Cell::new(0),
+        &["Plants make sugar ", "from light"],
+    );
+    let (state, sink, store) = stopped_mid_call(&llm);
     assert_eq!(state.status, RunStatus::Stopped);
     assert_eq!(state.answer, "Plants make sugar from light");
     assert!(state.partial);

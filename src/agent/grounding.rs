@@ -1,22 +1,28 @@
-//! Whether an answer about a page names facts the page does not hold.
+//! Whether an answer about a page rests on guesses the page does not hold.
 //!
-//! Small models asked what a page does not say answer with a guess in the page's style: a
-//! name or a number from what they know. The run's known text (the page, the earlier turns
-//! and the tool results, the user's replies among them) either holds each
-//! number and each name of the answer or it does not; an answer that names one it does not
-//! is replaced by [`prompts::ABSTAIN`](super::prompts::ABSTAIN), and the model's answer goes
-//! to the Steps view with the terms that were not found.
+//! Small models asked what a page does not say answer with a guess: a name or a number from
+//! what they know ("Google Stackdriver", "Python", a year). The run's known text (the page
+//! with its title and URL, the earlier turns, the user's replies and the successful tool
+//! results) either holds each number and each name of the answer or it does not. An answer
+//! whose every such term (those of the question aside) is missing from it rests on nothing
+//! the run read: it is replaced by [`prompts::ABSTAIN`](super::prompts::ABSTAIN), and the
+//! model's answer goes to the Steps view with the terms that were not found. One missing
+//! term among supported ones is not enough (a rounded number, a date written another way,
+//! a German noun): only an answer with nothing to stand on is replaced.
 //!
-//! Only names and numbers are checked: they are what a guess gets wrong, and the words
-//! around them are free to paraphrase. A name is a capitalized word that does not begin a
-//! sentence; a number is a word with a digit (its thousands separators left out). Citation
-//! labels (`[p3]`, `[2]`) are not terms.
+//! A name is a word in Latin letters that begins with a capital and does not begin a
+//! sentence; a number is a run of two digits or more (thousands separators left out).
+//! Words break where the script changes, so "Mozillaは1998年" is "Mozilla", "は", "1998",
+//! "年". Citation labels (`[p3]`, `[2]`) are not terms.
 
 use std::collections::BTreeSet;
 
-/// The numbers and names of `answer` that appear in none of `known`, in the order the answer
-/// gives them (each once). Case is ignored when looking them up.
-pub fn unsupported_terms(answer: &str, known: &[&str]) -> Vec<String> {
+/// The numbers and names of `answer` missing from every text of `known`, when the answer
+/// has at least one such term besides those of `question` and every one of them is
+/// missing; `None` when anything the answer names is in `known` (or it names nothing).
+/// Case is ignored when looking terms up.
+pub fn unsupported(answer: &str, question: &str, known: &[&str]) -> Option<Vec<String>> {
+    let asked: BTreeSet<String> = terms(question).map(|w| normalize(w.text)).collect();
     let mut vocabulary = BTreeSet::new();
     for text in known {
         for word in words(text) {
@@ -24,25 +30,57 @@ pub fn unsupported_terms(answer: &str, known: &[&str]) -> Vec<String> {
         }
     }
     let mut missing: Vec<String> = Vec::new();
-    for word in words(answer) {
-        if word.in_label || !is_term(&word) {
+    for word in terms(answer) {
+        let key = normalize(word.text);
+        if asked.contains(&key) {
             continue;
         }
-        let key = normalize(word.text);
-        if !vocabulary.contains(&key) && !missing.iter().any(|m| normalize(m) == key) {
+        if vocabulary.contains(&key) {
+            return None;
+        }
+        if !missing.iter().any(|m| normalize(m) == key) {
             missing.push(word.text.to_string());
         }
     }
-    missing
+    (!missing.is_empty()).then_some(missing)
 }
 
-/// A word of a text: a run of letters and digits, with `.` or `,` kept between two digits.
+/// The numbers and names of `text`, outside citation labels.
+fn terms(text: &str) -> impl Iterator<Item = Word<'_>> {
+    words(text)
+        .into_iter()
+        .filter(|w| !w.in_label && is_term(w))
+}
+
+/// A word of a text: a run of characters of one class (digits, with `.` or `,` kept
+/// between two digits; Latin letters; other letters), so a word breaks where the script
+/// changes.
 struct Word<'a> {
     text: &'a str,
-    /// It begins a sentence (the text's start, or after `.`, `!`, `?`, `:` or a line break).
+    /// It begins a sentence (the text's start, or after `.`, `!`, `?`, `:`, a line break or
+    /// a list or heading mark at a line's start).
     starts_sentence: bool,
     /// It is inside square brackets (a citation label).
     in_label: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Digit,
+    Latin,
+    Other,
+}
+
+fn class(c: char) -> Option<Class> {
+    if c.is_ascii_digit() {
+        Some(Class::Digit)
+    } else if c.is_alphabetic() && (c.is_ascii() || ('\u{c0}'..'\u{250}').contains(&c)) {
+        Some(Class::Latin)
+    } else if c.is_alphanumeric() {
+        Some(Class::Other)
+    } else {
+        None
+    }
 }
 
 fn words(text: &str) -> Vec<Word<'_>> {
@@ -53,14 +91,14 @@ fn words(text: &str) -> Vec<Word<'_>> {
     let mut i = 0;
     while i < chars.len() {
         let (at, c) = chars[i];
-        if c.is_alphanumeric() {
+        if let Some(kind) = class(c) {
             let mut j = i + 1;
             while j < chars.len() {
                 let d = chars[j].1;
-                let joins_digits = (d == '.' || d == ',')
-                    && chars[j - 1].1.is_ascii_digit()
+                let joins_digits = kind == Class::Digit
+                    && (d == '.' || d == ',')
                     && chars.get(j + 1).is_some_and(|n| n.1.is_ascii_digit());
-                if d.is_alphanumeric() || joins_digits {
+                if class(d) == Some(kind) || joins_digits {
                     j += 1;
                 } else {
                     break;
@@ -82,26 +120,30 @@ fn words(text: &str) -> Vec<Word<'_>> {
             ']' => in_brackets = false,
             _ => {}
         }
+        if c == '\n' {
+            in_brackets = false;
+        }
         i += 1;
     }
     out
 }
 
-/// Whether `word` is a number (two characters or more, with a digit) or a name (a word of
-/// three letters or more whose first letter has a lower case, that does not begin a
-/// sentence). The case tables are `types::case`'s, not std's.
+/// Whether `word` is a number (two digits or more) or a name (a Latin word of three
+/// letters or more whose first letter has a lower case, that does not begin a sentence).
+/// The case tables are `types::case`'s, not std's.
 fn is_term(word: &Word<'_>) -> bool {
-    let chars = word.text.chars().count();
-    if word.text.chars().any(|c| c.is_ascii_digit()) {
-        return chars >= 2;
+    let mut chars = word.text.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    if first.is_ascii_digit() {
+        return word.text.chars().filter(char::is_ascii_digit).count() >= 2;
     }
-    let first = word
-        .text
-        .chars()
-        .next()
-        .map(String::from)
-        .unwrap_or_default();
-    chars >= 3 && !word.starts_sentence && crate::types::case::fold(&first) != first
+    let lower = crate::types::case::fold(first.encode_utf8(&mut [0; 4]));
+    class(first) == Some(Class::Latin)
+        && word.text.chars().count() >= 3
+        && !word.starts_sentence
+        && lower != first.to_string()
 }
 
 /// The form a word is looked up by: case-folded, thousands separators left out.
@@ -126,65 +168,86 @@ mod tests {
 
     const PAGE: &str = "Mozilla was founded in 1998 by members of Netscape. In 2014 Brendan Eich resigned as CEO after 11 days. Revenue was US$329,556,000 in 2014.";
 
+    fn check(answer: &str, question: &str) -> Option<Vec<String>> {
+        unsupported(answer, question, &[PAGE])
+    }
+
     #[test]
-    fn a_guessed_name_or_number_is_found_missing() {
+    fn an_answer_that_names_only_what_the_page_does_not_is_found() {
         assert_eq!(
-            unsupported_terms("Chris Beard became CEO after Eich [p2].", &[PAGE]),
-            ["Beard"]
+            check("It was Chris Beard [p2].", "Who became CEO after Eich?"),
+            Some(vec!["Chris".into(), "Beard".into()])
         );
         assert_eq!(
-            unsupported_terms("Its revenue in 2015 was $421 million.", &[PAGE]),
-            ["2015", "421"]
+            check(
+                "The system is Google Stackdriver.",
+                "What is Google's system called?"
+            ),
+            Some(vec!["Stackdriver".into()])
+        );
+        assert_eq!(
+            check(
+                "Its revenue in 2015 was $421 million.",
+                "What was the revenue in 2015?"
+            ),
+            Some(vec!["421".into()])
         );
     }
 
     #[test]
-    fn what_the_page_or_the_runs_other_texts_hold_is_supported() {
+    fn an_answer_with_anything_the_page_holds_is_kept() {
         for answer in [
             "Brendan Eich resigned in 2014, after 11 days [p2].",
             "It was founded in 1998 by members of Netscape.",
             "Revenue was $329556000 in 2014.",
-            "It had revenue of US$329,556,000.",
+            "Revenue was about $330 million in 2014.",
             "Mozilla was founded in 1998.",
             "The page does not say.",
             "In short, members of Netscape founded it [p1] [12].",
+            "Eich, the CEO, left; Chris Beard followed, according to Netscape lore.",
+            "Mozilla wurde 1998 von Mitgliedern von Netscape gegründet.",
+            "Mozillaは1998年に設立されました。",
+            "**Key Facts**: founded in 1998.",
         ] {
-            assert_eq!(
-                unsupported_terms(answer, &[PAGE]),
-                Vec::<String>::new(),
-                "{answer}"
-            );
+            assert_eq!(check(answer, "When?"), None, "{answer}");
         }
-        // The run's other texts count (the question is not among them: see `step::end`).
+        // Names only the question's terms: nothing to hold it to.
+        assert_eq!(check("Yes, Foo Bar.", "Is it Foo Bar?"), None);
+        // The run's other texts count.
         assert_eq!(
-            unsupported_terms("Revenue in 2015 was 421.", &[PAGE, "2015: 421"]),
-            Vec::<String>::new()
+            unsupported("Revenue in 2015 was 421.", "When?", &[PAGE, "2015: 421"]),
+            None
         );
     }
 
     #[test]
-    fn a_sentence_start_and_short_words_are_not_names() {
-        // "Unfortunately" begins a sentence; "It" and "3" are too short to be terms.
+    fn a_sentence_start_short_words_and_labels_are_not_terms() {
+        // "Unfortunately" begins a sentence; "It" and "3" are too short; "p17" is a label.
         assert_eq!(
-            unsupported_terms("Unfortunately it is 3 of them. Yes: It is.", &[PAGE]),
-            Vec::<String>::new()
+            check("Unfortunately it is 3 of them [p17]. Yes: It is.", "?"),
+            None
         );
+        // A list or heading mark at a line's start begins a sentence too.
+        assert_eq!(check("- Unknown\n# Notes", "?"), None);
         // Each missing term once, in the answer's order.
         assert_eq!(
-            unsupported_terms("He met Ada and Ada met Babbage in 1833.", &[PAGE]),
-            ["Ada", "Babbage", "1833"]
+            check("He met Ada and Ada met Babbage in 1833.", "Who?"),
+            Some(vec!["Ada".into(), "Babbage".into(), "1833".into()])
         );
     }
 
     #[test]
-    fn words_keep_decimal_and_thousands_separators_between_digits() {
-        let texts: Vec<&str> = words("It cost 1,200.50 dollars, or 3.5, in 2014.")
+    fn words_break_where_the_script_changes_and_keep_digit_separators() {
+        let texts: Vec<&str> = words("It cost 1,200.50 dollars, or 3.5, in 2014; Mozillaは1998年")
             .iter()
             .map(|w| w.text)
             .collect();
         assert_eq!(
             texts,
-            ["It", "cost", "1,200.50", "dollars", "or", "3.5", "in", "2014"]
+            [
+                "It", "cost", "1,200.50", "dollars", "or", "3.5", "in", "2014", "Mozilla", "は",
+                "1998", "年"
+            ]
         );
         assert_eq!(normalize("1,200.50"), "1200.50");
         assert_eq!(normalize("ÉCOLE"), "école");

@@ -42,6 +42,9 @@ impl Excerpt {
 /// costs about what the page's first `budget` characters alone would.
 const CUT_SHARE_PCT: usize = 65;
 
+/// The fewest characters a cut page is given (or the whole budget, when smaller).
+const MIN_CUT_CHARS: usize = 1_000;
+
 /// The share of a cut page's characters the lead may take (the rest is for passages the
 /// question finds further on), in percent.
 const LEAD_SHARE_PCT: usize = 75;
@@ -68,7 +71,9 @@ fn choose_excerpt(index: &PageIndex, text: &str, query: &str, budget: usize) -> 
             extra: Vec::new(),
         };
     }
-    let budget = budget * CUT_SHARE_PCT / 100;
+    // Not below 1,000 characters (the smallest excerpt a window gets): a small budget cut
+    // further would show no passage at all.
+    let budget = (budget * CUT_SHARE_PCT / 100).max(budget.min(MIN_CUT_CHARS));
     let mut used = 0;
     let mut lead = Vec::new();
     for i in 0..passages.len() {
@@ -208,7 +213,29 @@ mod tests {
 
     /// The budget that leaves a page that does not fit whole `cut` characters.
     fn full(cut: usize) -> usize {
-        (cut * 100).div_ceil(CUT_SHARE_PCT)
+        if cut <= MIN_CUT_CHARS {
+            cut
+        } else {
+            (cut * 100).div_ceil(CUT_SHARE_PCT)
+        }
+    }
+
+    #[test]
+    fn a_small_budget_is_not_cut_below_its_floor() {
+        let page: String = (0..150)
+            .map(|i| format!("## Part {i}\nThe harbour opened in 1861 and its quay was rebuilt in part {i}.\n\n"))
+            .collect();
+        let index = PageIndex::build(&page);
+        let shown = |budget| -> usize {
+            excerpt(&index, &page, "zzz", budget)
+                .all()
+                .iter()
+                .map(|i| index.passages()[*i].chars + LABEL_CHARS)
+                .sum()
+        };
+        // 1,000 characters keep all of them; 6,000 get 65%.
+        assert!(shown(1_000) > 650, "{}", shown(1_000));
+        assert!(shown(6_000) <= 3_900, "{}", shown(6_000));
     }
 
     const PAGE: &str = "# Harbour\nThe harbour opened in 1861.\n\n## Lighthouse\nThe lighthouse is 30 m tall.\n\n## Ferry\nThe ferry leaves at noon.";

@@ -35,7 +35,7 @@ pub fn to_current(mut value: Value, version: u32) -> Result<SessionState, StateE
 
 /// Version 2 -> 3, on the decoded head (the layout did not change): version 2 marked a
 /// begun side effect by `attempts > 0` during `Act`; version 3 says so in `started`, and
-/// `attempts` counts model calls only.
+/// `attempts` counts the attempts of a model call or, during `Act`, of a tool retried.
 pub fn v2_to_v3(state: &mut SessionState) {
     state.version = SCHEMA_VERSION;
     if let Some(super::Next::Act { started, .. }) = &mut state.next {

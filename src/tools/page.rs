@@ -114,9 +114,7 @@ fn query(index: &PageIndex, text: &str, args: &QueryPageArgs) -> Result<Vec<usiz
     if hits.is_empty() {
         return Err(ToolError::new(
             ToolErrorKind::NotFound,
-            format!(
-                "no passage of the page has any word of \"{q}\"; try other words, or read_page"
-            ),
+            format!("no passage of the page has any word of \"{q}\"; try other words"),
         ));
     }
     Ok(hits)

@@ -88,8 +88,9 @@ pub fn halt(state: &mut SessionState, ctx: &StepCtx<'_>, why: Halt, out: &mut Ou
         Halt::Failed(error) => finish(state, ctx, RunStatus::Failed, best, true, Some(error), out),
         Halt::Stopped => finish(state, ctx, RunStatus::Stopped, best, true, None, out),
         // Stopped while the answer was being written: it ends where it was, as the user saw
-        // it, without another call.
-        Halt::Interrupted if !state.draft.trim().is_empty() => {
+        // it, without another call. (Not text that begins a tool call or a control block:
+        // that goes to the stopped synthesis as before.)
+        Halt::Interrupted if reads_as_answer(ctx, &state.draft) => {
             let shown = state.draft.trim().to_string();
             finish(state, ctx, RunStatus::Stopped, shown, true, None, out);
         }
@@ -294,10 +295,10 @@ pub fn crashed(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
     });
 }
 
-/// The names and numbers of a completed answer about a page that the run's known text does
-/// not hold (`agent::grounding`); `None` when there are none or the check does not apply:
-/// not a question about page text (an explanation, research, web search results, no page
-/// text), or not a completed run.
+/// The names and numbers of a completed answer about a page when none of them is in what
+/// the run read (`agent::grounding`); `None` when the check does not apply: not a question
+/// about page text (an explanation, research, web search results, no page text), or not a
+/// completed run.
 fn unsupported(state: &SessionState, status: RunStatus, answer: &str) -> Option<Vec<String>> {
     let page = state.page.as_ref().filter(|p| !p.text.is_empty())?;
     let searched = state
@@ -313,24 +314,25 @@ fn unsupported(state: &SessionState, status: RunStatus, answer: &str) -> Option<
     {
         return None;
     }
-    // Not the question: an answer that gives a fact about a year or a name the question
-    // asks about and the page never mentions ("revenue in 2015" on a page that stops at
-    // 2014) does not rest on the page.
-    let mut known: Vec<&str> = vec![&page.title, &page.text];
+    let mut known: Vec<&str> = vec![&page.title, &page.url, &page.text];
     for turn in &state.turns {
         known.push(&turn.question);
         known.push(&turn.answer);
     }
+    known.extend(state.kept_answers.iter().map(String::as_str));
     if let Some(compaction) = &state.compaction {
         known.push(&compaction.summary);
     }
+    // Successful results only: a failed query_page repeats the model's own words.
     for entry in &state.trajectory {
-        if let Item::ToolResult { content, .. } = &entry.item {
+        if let Item::ToolResult {
+            content, ok: true, ..
+        } = &entry.item
+        {
             known.push(content);
         }
     }
-    let terms = crate::agent::grounding::unsupported_terms(answer, &known);
-    (!terms.is_empty()).then_some(terms)
+    crate::agent::grounding::unsupported(answer, &state.question, &known)
 }
 
 /// `terms` as `"a"`, `"a" and "b"`, or `"a", "b" and "c"`.
@@ -340,4 +342,17 @@ fn quoted(terms: &[String]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => quoted.concat(),
     }
+}
+
+/// Whether streamed text is the start of an answer: not empty, and not the start of a call
+/// or a control block written as text (JSON, markup, a code fence, or a call to one of the
+/// run's tools).
+fn reads_as_answer(ctx: &StepCtx<'_>, draft: &str) -> bool {
+    let text = draft.trim();
+    if text.is_empty() || text.starts_with(['{', '<', '[', '`']) {
+        return false;
+    }
+    let tools: Vec<String> = ctx.tools.definitions().map(|d| d.name.clone()).collect();
+    crate::tools::parse::tool_call_in_text(text, &tools).is_none()
+        && crate::agent::control::parse(text).is_none()
 }

@@ -261,7 +261,17 @@ const SUMMARY_WORDS: [&str; 23] = [
 /// Whether `question` asks for a summary or an overview of the page.
 pub fn asks_for_summary(question: &str) -> bool {
     let question = crate::types::case::fold(question);
-    SUMMARY_WORDS.iter().any(|w| question.contains(w))
+    // At a word's start (the words of unspaced scripts anywhere): "gist" is not in
+    // "logistics".
+    SUMMARY_WORDS.iter().any(|w| {
+        question.match_indices(w).any(|(at, _)| {
+            !w.is_ascii()
+                || !question[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric)
+        })
+    })
 }
 
 fn plan_reason(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut Out) -> Action {
@@ -654,6 +664,8 @@ mod tests {
             "When did the factory resume production?",
             "Who wrote the summit's report?",
             "What does the page say about Borgmon?",
+            "How do the logistics work?",
+            "Is the biologist right?",
         ] {
             assert!(!super::asks_for_summary(question), "{question}");
         }
