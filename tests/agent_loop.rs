@@ -149,7 +149,15 @@ fn tool_step_then_observation_with_final_answer() {
     // does not ask for); the Observe call asked for the control block.
     let requests = out.llm.requests.borrow();
     let offered: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(offered, ["query_page", "request_input"]);
+    assert_eq!(
+        offered,
+        [
+            "read_page",
+            "query_page",
+            "request_input",
+            "summarize_page_content"
+        ]
+    );
     assert!(requests[1].tools.is_empty() && requests[1].response_format.is_some());
     // The observe prompt carries the tool result.
     assert!(requests[1]
