@@ -410,44 +410,24 @@ fn a_retried_stream_starts_the_draft_afresh() {
 
 #[test]
 fn stop_during_a_retry_backoff_ends_the_run_at_once() {
-    use futures::executor::LocalPool;
-    use futures::task::LocalSpawnExt;
     use knowledgelens::llm::{LlmError, LlmErrorKind};
     // A rate limit whose Retry-After asks for 60 s.
     let mut limited = LlmError::new(LlmErrorKind::RateLimited, "429");
     limited.retry_after_ms = Some(60_000);
-    let llm = Rc::new(ScriptedLlm::new(vec![Reply::Fail(limited)]));
-    let clock = ManualClock::held(1_000);
-    let (store, sink, tools) = (
-        Rc::new(MemoryStore::new()),
-        Rc::new(RecordingSink::default()),
-        Rc::new(ToolBox::builtin()),
+    let Held {
+        llm,
+        clock,
+        sink,
+        stop,
+        state,
+        mut pool,
+        ..
+    } = held_run(
+        ScriptedLlm::new(vec![Reply::Fail(limited)]),
+        ToolBox::builtin(),
+        "popup",
+        "q",
     );
-    let stop = StopSignal::new();
-    let state = Rc::new(std::cell::RefCell::new(SessionState::new("popup", 1_000)));
-    state
-        .borrow_mut()
-        .begin_run("q", None, RunConfig::default(), 1_000);
-    let mut pool = LocalPool::new();
-    {
-        let (llm, clock, sink, store, tools, stop, state) = (
-            llm.clone(),
-            clock.clone(),
-            sink.clone(),
-            store.clone(),
-            tools.clone(),
-            stop.clone(),
-            state.clone(),
-        );
-        pool.spawner()
-            .spawn_local(async move {
-                let engine = Engine::new(&*llm, &*clock, &*sink, &*store, &tools, stop);
-                let mut s = state.borrow().clone();
-                engine.drive(&mut s).await;
-                *state.borrow_mut() = s;
-            })
-            .expect("spawn");
-    }
     pool.run_until_stalled();
     assert_eq!(
         clock.sleeps.borrow().as_slice(),
@@ -508,44 +488,24 @@ fn flaky_run(
     Rc<RecordingSink>,
     u32,
 ) {
-    use futures::executor::LocalPool;
-    use futures::task::LocalSpawnExt;
     let calls = Rc::new(std::cell::Cell::new(0));
-    let tools = Rc::new(ToolBox::builtin().with(Box::new(Flaky {
-        fails,
-        calls: Rc::clone(&calls),
-    })));
-    let llm = Rc::new(ScriptedLlm::new(replies));
-    let clock = ManualClock::held(1_000);
-    let (store, sink) = (
-        Rc::new(MemoryStore::new()),
-        Rc::new(RecordingSink::default()),
+    let Held {
+        clock,
+        store,
+        sink,
+        stop,
+        state,
+        mut pool,
+        ..
+    } = held_run(
+        ScriptedLlm::new(replies),
+        ToolBox::builtin().with(Box::new(Flaky {
+            fails,
+            calls: Rc::clone(&calls),
+        })),
+        "tab:1",
+        "Count.",
     );
-    let stop = StopSignal::new();
-    let state = Rc::new(std::cell::RefCell::new(SessionState::new("tab:1", 1_000)));
-    state
-        .borrow_mut()
-        .begin_run("Count.", None, RunConfig::default(), 1_000);
-    let mut pool = LocalPool::new();
-    {
-        let (llm, clock, sink, store, tools, stop, state) = (
-            llm.clone(),
-            clock.clone(),
-            sink.clone(),
-            store.clone(),
-            tools.clone(),
-            stop.clone(),
-            state.clone(),
-        );
-        pool.spawner()
-            .spawn_local(async move {
-                let engine = Engine::new(&*llm, &*clock, &*sink, &*store, &tools, stop);
-                let mut s = state.borrow().clone();
-                engine.drive(&mut s).await;
-                *state.borrow_mut() = s;
-            })
-            .expect("spawn");
-    }
     pool.run_until_stalled();
     if fails > 0 {
         // The run waits out the first backoff, its retry saved before the wait.
@@ -637,4 +597,50 @@ fn a_tool_retry_waits_the_backoff_is_saved_and_ends_with_stop() {
     assert_eq!(sink.names().last(), Some(&"stopped"));
     use knowledgelens::ports::Clock;
     assert_eq!(clock.now_ms(), 1_000, "the clock never moved");
+}
+
+/// A run driven on a local pool with a held clock, and what outlives it.
+struct Held {
+    llm: Rc<ScriptedLlm>,
+    clock: Rc<ManualClock>,
+    store: Rc<MemoryStore>,
+    sink: Rc<RecordingSink>,
+    stop: StopSignal,
+    state: Rc<std::cell::RefCell<SessionState>>,
+    pool: futures::executor::LocalPool,
+}
+
+/// Starts `question` in `session` on `llm` and `tools`, spawned on a pool not yet run.
+fn held_run(llm: ScriptedLlm, tools: ToolBox, session: &str, question: &str) -> Held {
+    use futures::task::LocalSpawnExt;
+    let held = Held {
+        llm: Rc::new(llm),
+        clock: ManualClock::held(1_000),
+        store: Rc::new(MemoryStore::new()),
+        sink: Rc::new(RecordingSink::default()),
+        stop: StopSignal::new(),
+        state: Rc::new(std::cell::RefCell::new(SessionState::new(session, 1_000))),
+        pool: futures::executor::LocalPool::new(),
+    };
+    held.state
+        .borrow_mut()
+        .begin_run(question, None, RunConfig::default(), 1_000);
+    let (llm, clock, sink, store, stop, state) = (
+        held.llm.clone(),
+        held.clock.clone(),
+        held.sink.clone(),
+        held.store.clone(),
+        held.stop.clone(),
+        held.state.clone(),
+    );
+    held.pool
+        .spawner()
+        .spawn_local(async move {
+            let engine = Engine::new(&*llm, &*clock, &*sink, &*store, &tools, stop);
+            let mut s = state.borrow().clone();
+            engine.drive(&mut s).await;
+            *state.borrow_mut() = s;
+        })
+        .expect("spawn");
+    held
 }

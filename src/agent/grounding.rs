@@ -23,6 +23,13 @@ use std::collections::BTreeSet;
 /// Case is ignored when looking terms up.
 pub fn unsupported(answer: &str, question: &str, known: &[&str]) -> Option<Vec<String>> {
     let asked: BTreeSet<String> = terms(question).map(|w| normalize(w.text)).collect();
+    let named: Vec<Word<'_>> = terms(answer)
+        .filter(|w| !asked.contains(&normalize(w.text)))
+        .collect();
+    // Most answers name nothing new: the known text (a page can be 1 MB) is not read then.
+    if named.is_empty() {
+        return None;
+    }
     let mut vocabulary = BTreeSet::new();
     for text in known {
         for word in words(text) {
@@ -30,11 +37,8 @@ pub fn unsupported(answer: &str, question: &str, known: &[&str]) -> Option<Vec<S
         }
     }
     let mut missing: Vec<String> = Vec::new();
-    for word in terms(answer) {
+    for word in named {
         let key = normalize(word.text);
-        if asked.contains(&key) {
-            continue;
-        }
         if vocabulary.contains(&key) {
             return None;
         }
@@ -115,13 +119,11 @@ fn words(text: &str) -> Vec<Word<'_>> {
             continue;
         }
         match c {
-            '.' | '!' | '?' | ':' | '\n' => sentence_start = true,
+            '.' | '!' | '?' | ':' => sentence_start = true,
+            '\n' => (sentence_start, in_brackets) = (true, false),
             '[' => in_brackets = true,
             ']' => in_brackets = false,
             _ => {}
-        }
-        if c == '\n' {
-            in_brackets = false;
         }
         i += 1;
     }
@@ -132,8 +134,7 @@ fn words(text: &str) -> Vec<Word<'_>> {
 /// letters or more whose first letter has a lower case, that does not begin a sentence).
 /// The case tables are `types::case`'s, not std's.
 fn is_term(word: &Word<'_>) -> bool {
-    let mut chars = word.text.chars();
-    let Some(first) = chars.next() else {
+    let Some(first) = word.text.chars().next() else {
         return false;
     };
     if first.is_ascii_digit() {
