@@ -144,19 +144,14 @@ fn tool_step_then_observation_with_final_answer() {
         content.contains("Plants turn light into sugar"),
         "{content}"
     );
-    // The Reason call offered the tool that finds more of a cut page and request_input (not
-    // read_page, whose call still runs: the run has it; nor the summary, which the question
-    // does not ask for); the Observe call asked for the control block.
+    // The Reason call offered the tool that finds more of a cut page, request_input and the
+    // summary (not read_page, whose call still runs: the run has it); the Observe call asked
+    // for the control block.
     let requests = out.llm.requests.borrow();
     let offered: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
         offered,
-        [
-            "read_page",
-            "query_page",
-            "request_input",
-            "summarize_page_content"
-        ]
+        ["query_page", "request_input", "summarize_page_content"]
     );
     assert!(requests[1].tools.is_empty() && requests[1].response_format.is_some());
     // The observe prompt carries the tool result.
@@ -168,6 +163,110 @@ fn tool_step_then_observation_with_final_answer() {
     for phase in ["executing", "tool_completed", "analyzing", "answer_reset"] {
         assert!(names.contains(&phase), "{phase} missing from {names:?}");
     }
+}
+
+/// What a run on a page cut to its first 200 characters did with `replies`: the names of
+/// its trajectory items, its query_page calls' arguments, and the outcome.
+fn cut_page_run(replies: Vec<Reply>) -> (Outcome, Vec<&'static str>, Vec<String>) {
+    let config = RunConfig {
+        page_excerpt_chars: 200,
+        ..RunConfig::default()
+    };
+    let out = run_with(replies, config, StopSignal::new(), None);
+    let kinds = out
+        .state
+        .trajectory
+        .iter()
+        .map(|e| item_name(&e.item))
+        .collect();
+    let queries = out
+        .state
+        .trajectory
+        .iter()
+        .filter_map(|e| match &e.item {
+            Item::ToolCall { call } if call.name == "query_page" => Some(call.arguments.clone()),
+            _ => None,
+        })
+        .collect();
+    (out, kinds, queries)
+}
+
+#[test]
+fn a_model_that_says_a_cut_page_does_not_say_gets_the_page_searched_for_it() {
+    let (out, kinds, queries) = cut_page_run(vec![
+        Reply::text("The page does not say."),
+        control(false, Some("They turn it into sugar.")),
+    ]);
+    assert_eq!(out.state.status, RunStatus::Completed);
+    assert_eq!(out.state.answer, "They turn it into sugar.");
+    assert_eq!(out.llm.calls(), 2);
+    // The model's reply, why the run goes on, the call with the question, its result.
+    assert_eq!(
+        kinds,
+        [
+            "thought",
+            "thought",
+            "tool_call",
+            "tool_result",
+            "observation",
+            "answer"
+        ]
+    );
+    assert_eq!(queries, [r#"{"query":"What do plants do with light?"}"#]);
+    let Item::Thought { text, derived } = &out.state.trajectory[0].item else {
+        panic!("the model's reply first")
+    };
+    assert_eq!((text.as_str(), *derived), ("The page does not say.", false));
+    // The streamed "does not say" was taken back before the call.
+    let names = out.sink.names();
+    let reset = names.iter().position(|n| *n == "answer_reset");
+    let executing = names.iter().position(|n| *n == "executing");
+    assert!(reset.is_some() && reset < executing, "{names:?}");
+    // The Observe request holds the result, and not the model's "does not say" as what it said.
+    let requests = out.llm.requests.borrow();
+    let call = requests[1]
+        .messages
+        .iter()
+        .find(|m| !m.tool_calls.is_empty())
+        .expect("the call's assistant message");
+    assert_eq!(call.content, "");
+}
+
+#[test]
+fn an_answer_a_cut_page_does_not_support_gets_the_page_searched_too() {
+    let (out, kinds, queries) = cut_page_run(vec![
+        Reply::text("They grow 42 tonnes of Zorblax."),
+        control(false, Some("They turn it into sugar.")),
+    ]);
+    assert_eq!(out.state.answer, "They turn it into sugar.");
+    assert_eq!(queries.len(), 1);
+    assert_eq!(kinds[..3], ["thought", "thought", "tool_call"]);
+}
+
+#[test]
+fn the_page_is_searched_once_and_a_supported_answer_or_a_whole_page_ends_the_run() {
+    // After the run searched the page itself, "does not say" is the answer.
+    let (out, _, queries) = cut_page_run(vec![
+        Reply::text("The page does not say."),
+        control(false, Some("The page does not say.")),
+    ]);
+    assert_eq!(out.state.answer, "The page does not say.");
+    assert_eq!((out.llm.calls(), queries.len()), (2, 1));
+    // The model searched the page first: its "does not say" after that stands.
+    let (out, _, queries) = cut_page_run(vec![
+        Reply::tool("query_page", r#"{"query": "light"}"#),
+        control(true, None),
+        Reply::text("The page does not say."),
+    ]);
+    assert_eq!(out.state.answer, "The page does not say.");
+    assert_eq!((out.llm.calls(), queries.len()), (3, 1));
+    // An answer the page supports ends the run at once.
+    let (out, kinds, _) = cut_page_run(vec![Reply::text("They turn light into sugar.")]);
+    assert_eq!((out.llm.calls(), kinds), (1, vec!["thought", "answer"]));
+    // A page shown whole has nothing more to search.
+    let out = run(vec![Reply::text("The page does not say.")]);
+    assert_eq!(out.state.answer, "The page does not say.");
+    assert_eq!(out.llm.calls(), 1);
 }
 
 #[test]

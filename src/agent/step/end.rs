@@ -299,7 +299,11 @@ pub fn crashed(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
 /// the run read (`agent::grounding`); `None` when the check does not apply: not a question
 /// about page text (an explanation, research, web search results, no page text), or not a
 /// completed run.
-fn unsupported(state: &SessionState, status: RunStatus, answer: &str) -> Option<Vec<String>> {
+pub(super) fn unsupported(
+    state: &SessionState,
+    status: RunStatus,
+    answer: &str,
+) -> Option<Vec<String>> {
     let page = state.page.as_ref().filter(|p| !p.text.is_empty())?;
     let searched = state
         .trajectory

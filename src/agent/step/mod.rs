@@ -14,9 +14,9 @@ use crate::state::trajectory::{ErrorInfo, Item};
 use crate::state::{
     Next, PendingInput, PhaseRun, RunStatus, SessionState, StopReason, SynthesisReason, ToolOutcome,
 };
-use crate::tools::EXPLAIN_TEXT_WITH_CONTEXT;
 use crate::tools::{decode_args, RequestInputArgs};
 use crate::tools::{parse, Offer, ToolBox, ToolError, ToolErrorKind, REQUEST_INPUT};
+use crate::tools::{ReadPage, TypedTool, EXPLAIN_TEXT_WITH_CONTEXT};
 use crate::types::events::EventKind;
 use crate::types::tokens::estimate_tokens;
 use crate::types::{
@@ -215,10 +215,11 @@ pub(super) fn reason_tools(state: &SessionState, ctx: &StepCtx<'_>, fit: &Fit) -
         matches!(&e.item, Item::ToolResult { name, ok: true, .. } if name == EXPLAIN_TEXT_WITH_CONTEXT)
     });
     let mut tools = ctx.tools.offered(None, offer);
-    // Beside a cut page all four page tools stay offered: with query_page alone, or with
-    // read_page and the summary left out, the 1.5B stopped calling a page tool on a small
-    // excerpt (tests/real-model/tool-model/agent.test.mjs failed in CI).
-    tools.retain(|t| !(whole && t.name == REQUEST_INPUT));
+    // Beside a cut page, query_page finds what the excerpt lacks and the summary covers the
+    // whole page; read_page is left out (about 180 tokens more for each request) and still
+    // runs when called. A model that answers "does not say" instead of calling a tool gets
+    // query_page called for it (`further`).
+    tools.retain(|t| !(whole && t.name == REQUEST_INPUT) && t.name != ReadPage::NAME);
     tools
 }
 
@@ -458,6 +459,7 @@ pub(crate) use crate::types::tokens::grouped;
 mod call;
 mod compact;
 mod end;
+mod further;
 mod reflect;
 mod reply;
 pub mod research;

@@ -116,7 +116,10 @@ pub(super) fn reason_reply(
         }
         None => {
             let truncated = reply.finish_reason.as_deref() == Some("length");
-            complete(state, ctx, thought, truncated, out)
+            match further::call_for(state, ctx, &thought).filter(|_| !truncated) {
+                Some(call) => further::look(state, ctx, call, out),
+                None => complete(state, ctx, thought, truncated, out),
+            }
         }
     }
 }
