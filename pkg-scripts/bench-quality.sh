@@ -13,6 +13,9 @@
 # --limit N     N items per model, spread over the set (default: all)
 # --only IDS    only these items
 # --update      merge this run's items into the model's earlier results (a rerun of some items)
+# --follow-up   the prompt cache instead: each page's first two questions asked one after the
+#               other in one conversation, and the second's time to first token against the
+#               baseline's; writes target/bench/follow-up-<model>.json
 # KL_MODEL_THREADS sets the server's threads (default 1: with Chromium beside it, 2 threads on
 # a 2-core machine generate at under 2 tokens a second).
 # Writes target/bench/quality-<model>.json per model and target/bench/quality.json (all of
@@ -27,13 +30,14 @@ source "$KL_ROOT/pkg-scripts/lib/ensure-tools.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/local-model.sh
 source "$KL_ROOT/pkg-scripts/lib/local-model.sh"
 
-usage() { sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 pages=""
 models="smollm2-135m,qwen2.5-coder-0.5b,qwen2.5-coder-1.5b"
 limit=""
 only=""
 update=0
+follow_up=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --pages) [ $# -ge 2 ] || kl_die "--pages needs a directory"; pages=$2; shift ;;
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
     --limit) [ $# -ge 2 ] || kl_die "--limit needs a number"; limit=$2; shift ;;
     --only) [ $# -ge 2 ] || kl_die "--only needs item ids"; only=$2; shift ;;
     --update) update=1 ;;
+    --follow-up) follow_up=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; kl_die "unknown argument: $1" ;;
   esac
@@ -80,14 +85,17 @@ for entry in "${names[@]}"; do
   kl_log "==== $name${model_limit:+ ($model_limit items)} ===="
   kl_local_model_fetch "$name" || kl_die "could not fetch $name (see above)"
   request_log="$KL_ROOT/target/bench/quality-$name.requests.jsonl"
+  if [ "$follow_up" = 1 ]; then request_log="$KL_ROOT/target/bench/follow-up-$name.requests.jsonl"; fi
   if [ "$update" != 1 ]; then rm -f "$request_log"; fi
   trap kl_local_model_stop EXIT
   kl_local_model_start "$KL_MODEL_PATH" --request-log "$request_log" || kl_die "could not start the model server for $name"
   out="$KL_ROOT/target/bench/quality-$name.json"
+  if [ "$follow_up" = 1 ]; then out="$KL_ROOT/target/bench/follow-up-$name.json"; fi
   args=(--pages "$pages" --out "$out" --server-log "$request_log" --label "$name" --dist "$extension"
     --model-file "$(basename -- "$KL_MODEL_PATH")" --model-sha256 "$(kl_local_model_sha256 "$name")")
   [ -z "$model_limit" ] || args+=(--limit "$model_limit")
   [ -z "$only" ] || args+=(--only "$only")
+  [ "$follow_up" = 0 ] || args+=(--follow-up)
   if [ "$update" = 1 ]; then
     [ -f "$out" ] || kl_die "--update: no earlier results at $out"
     args+=(--update "$out")
@@ -99,4 +107,6 @@ for entry in "${names[@]}"; do
   outs+=("$out")
 done
 rm -rf "$extension"
-node bench/quality/report.mjs --out target/bench/quality.json "${outs[@]}"
+if [ "$follow_up" = 0 ]; then
+  node bench/quality/report.mjs --out target/bench/quality.json "${outs[@]}"
+fi

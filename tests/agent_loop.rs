@@ -45,6 +45,16 @@ fn run_model(
     stop: StopSignal,
     usage: Option<Usage>,
 ) -> Outcome {
+    run_model_on(page(), llm, config, stop, usage)
+}
+
+fn run_model_on(
+    page: PageInfo,
+    llm: ScriptedLlm,
+    config: RunConfig,
+    stop: StopSignal,
+    usage: Option<Usage>,
+) -> Outcome {
     llm.usage.set(usage);
     let clock = ManualClock::new(1_000);
     let (store, sink, tools) = (
@@ -53,7 +63,7 @@ fn run_model(
         ToolBox::builtin(),
     );
     let mut state = SessionState::new("tab:7", 1_000);
-    state.begin_run("What do plants do with light?", Some(page()), config, 1_000);
+    state.begin_run("What do plants do with light?", Some(page), config, 1_000);
     {
         let engine = Engine::new(&llm, &clock, &sink, &store, &tools, stop);
         futures::executor::block_on(engine.drive(&mut state));
@@ -165,14 +175,24 @@ fn tool_step_then_observation_with_final_answer() {
     }
 }
 
-/// What a run on a page cut to its first 200 characters did with `replies`: the names of
+/// What a run on `page` cut to `chars` characters did with `replies`: the names of
 /// its trajectory items, its query_page calls' arguments, and the outcome.
-fn cut_page_run(replies: Vec<Reply>) -> (Outcome, Vec<&'static str>, Vec<String>) {
+fn cut_page_run(
+    page: PageInfo,
+    chars: usize,
+    replies: Vec<Reply>,
+) -> (Outcome, Vec<&'static str>, Vec<String>) {
     let config = RunConfig {
-        page_excerpt_chars: 200,
+        page_excerpt_chars: chars,
         ..RunConfig::default()
     };
-    let out = run_with(replies, config, StopSignal::new(), None);
+    let out = run_model_on(
+        page,
+        ScriptedLlm::new(replies),
+        config,
+        StopSignal::new(),
+        None,
+    );
     let kinds = out
         .state
         .trajectory
@@ -191,78 +211,107 @@ fn cut_page_run(replies: Vec<Reply>) -> (Outcome, Vec<&'static str>, Vec<String>
     (out, kinds, queries)
 }
 
+/// A page of 11 passages of about 600 characters, whose first one answers the question.
+fn page_with_answer_first() -> PageInfo {
+    let filler = "Roots take up water and salts from the soil. They grow towards moisture. ";
+    let mut text = format!("Plants turn light into sugar. {}\n\n", filler.repeat(7));
+    for i in 0..10 {
+        text.push_str(&format!("Part {i}. {}\n\n", filler.repeat(8)));
+    }
+    PageInfo { text, ..page() }
+}
+
 #[test]
-fn a_model_that_says_a_cut_page_does_not_say_gets_the_page_searched_for_it() {
-    let (out, kinds, queries) = cut_page_run(vec![
-        Reply::text("The page does not say."),
-        control(false, Some("They turn it into sugar.")),
-    ]);
-    assert_eq!(out.state.status, RunStatus::Completed);
-    assert_eq!(out.state.answer, "They turn it into sugar.");
-    assert_eq!(out.llm.calls(), 2);
-    // The model's reply, why the run goes on, the call with the question, its result.
-    assert_eq!(
-        kinds,
-        [
-            "thought",
-            "thought",
-            "tool_call",
-            "tool_result",
-            "observation",
-            "answer"
-        ]
+fn a_question_whose_best_passage_did_not_fit_gets_the_page_searched_before_the_answer() {
+    // The page is one passage of 600 characters: a 200-character excerpt cannot hold it.
+    for first in ["The page does not say.", "They make sugar."] {
+        let (out, kinds, queries) = cut_page_run(
+            page(),
+            200,
+            vec![Reply::text(first), Reply::text("They turn it into sugar.")],
+        );
+        assert_eq!(out.state.status, RunStatus::Completed);
+        assert_eq!(out.state.answer, "They turn it into sugar.");
+        assert_eq!(out.llm.calls(), 2);
+        // The model's reply, why the run goes on, the call with the question, its result,
+        // then a Reason request (no Observe: the call was the run's) and its answer.
+        assert_eq!(
+            kinds,
+            [
+                "thought",
+                "thought",
+                "tool_call",
+                "tool_result",
+                "thought",
+                "answer"
+            ]
+        );
+        assert_eq!(queries, [r#"{"query":"What do plants do with light?"}"#]);
+        let Item::Thought { text, derived } = &out.state.trajectory[0].item else {
+            panic!("the model's reply first")
+        };
+        assert_eq!((text.as_str(), *derived), (first, false));
+        let Item::ToolResult { ok, content, .. } = &out.state.trajectory[3].item else {
+            panic!("the result")
+        };
+        assert!(
+            *ok && content.contains("Plants turn light into sugar"),
+            "{content}"
+        );
+        // The streamed first answer was taken back before the call.
+        let names = out.sink.names();
+        let reset = names.iter().position(|n| *n == "answer_reset");
+        let executing = names.iter().position(|n| *n == "executing");
+        assert!(reset.is_some() && reset < executing, "{names:?}");
+        // The second Reason request holds the result, not the model's first answer as what
+        // it said, and offers the tools again.
+        let requests = out.llm.requests.borrow();
+        assert!(!requests[1].tools.is_empty() && requests[1].response_format.is_none());
+        let call = requests[1]
+            .messages
+            .iter()
+            .find(|m| !m.tool_calls.is_empty())
+            .expect("the call's assistant message");
+        assert_eq!(call.content, "");
+    }
+}
+
+#[test]
+fn the_page_is_searched_once_and_not_when_the_best_passage_was_given() {
+    // After the run searched the page itself, the next answer ends the run.
+    let (out, _, queries) = cut_page_run(
+        page(),
+        200,
+        vec![
+            Reply::text("The page does not say."),
+            Reply::text("The page does not say."),
+        ],
     );
-    assert_eq!(queries, [r#"{"query":"What do plants do with light?"}"#]);
-    let Item::Thought { text, derived } = &out.state.trajectory[0].item else {
-        panic!("the model's reply first")
-    };
-    assert_eq!((text.as_str(), *derived), ("The page does not say.", false));
-    // The streamed "does not say" was taken back before the call.
-    let names = out.sink.names();
-    let reset = names.iter().position(|n| *n == "answer_reset");
-    let executing = names.iter().position(|n| *n == "executing");
-    assert!(reset.is_some() && reset < executing, "{names:?}");
-    // The Observe request holds the result, and not the model's "does not say" as what it said.
-    let requests = out.llm.requests.borrow();
-    let call = requests[1]
-        .messages
-        .iter()
-        .find(|m| !m.tool_calls.is_empty())
-        .expect("the call's assistant message");
-    assert_eq!(call.content, "");
-}
-
-#[test]
-fn an_answer_a_cut_page_does_not_support_gets_the_page_searched_too() {
-    let (out, kinds, queries) = cut_page_run(vec![
-        Reply::text("They grow 42 tonnes of Zorblax."),
-        control(false, Some("They turn it into sugar.")),
-    ]);
-    assert_eq!(out.state.answer, "They turn it into sugar.");
-    assert_eq!(queries.len(), 1);
-    assert_eq!(kinds[..3], ["thought", "thought", "tool_call"]);
-}
-
-#[test]
-fn the_page_is_searched_once_and_a_supported_answer_or_a_whole_page_ends_the_run() {
-    // After the run searched the page itself, "does not say" is the answer.
-    let (out, _, queries) = cut_page_run(vec![
-        Reply::text("The page does not say."),
-        control(false, Some("The page does not say.")),
-    ]);
     assert_eq!(out.state.answer, "The page does not say.");
     assert_eq!((out.llm.calls(), queries.len()), (2, 1));
-    // The model searched the page first: its "does not say" after that stands.
-    let (out, _, queries) = cut_page_run(vec![
-        Reply::tool("query_page", r#"{"query": "light"}"#),
-        control(true, None),
-        Reply::text("The page does not say."),
-    ]);
+    // The model searched the page first: its answer after that stands.
+    let (out, _, queries) = cut_page_run(
+        page(),
+        200,
+        vec![
+            Reply::tool("query_page", r#"{"query": "light"}"#),
+            control(true, None),
+            Reply::text("The page does not say."),
+        ],
+    );
     assert_eq!(out.state.answer, "The page does not say.");
     assert_eq!((out.llm.calls(), queries.len()), (3, 1));
-    // An answer the page supports ends the run at once.
-    let (out, kinds, _) = cut_page_run(vec![Reply::text("They turn light into sugar.")]);
-    assert_eq!((out.llm.calls(), kinds), (1, vec!["thought", "answer"]));
+    // The passage that answers was in the first request: whatever the model says stands.
+    for answer in ["The page does not say.", "They turn light into sugar."] {
+        let (out, kinds, queries) =
+            cut_page_run(page_with_answer_first(), 2_000, vec![Reply::text(answer)]);
+        assert!(out.state.page_coverage().is_some(), "the page was cut");
+        assert_eq!(out.state.answer, answer);
+        assert_eq!(
+            (out.llm.calls(), kinds, queries.len()),
+            (1, vec!["thought", "answer"], 0)
+        );
+    }
     // A page shown whole has nothing more to search.
     let out = run(vec![Reply::text("The page does not say.")]);
     assert_eq!(out.state.answer, "The page does not say.");

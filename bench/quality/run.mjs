@@ -8,6 +8,9 @@
 //   node bench/quality/run.mjs --pages DIR --out FILE --server-log FILE
 //       [--limit N] [--only ID,ID] [--label NAME] [--model-file PATH] [--model-sha256 HEX] [--dist DIR]
 //       [--update EARLIER.json]   (the rows of the items run replace theirs in EARLIER's report)
+//       [--follow-up]   (instead: each page's first two questions asked one after the other in
+//                        one conversation, and the second one's time to first token against
+//                        the baseline's second request; see followUps)
 //
 // Environment: KL_BASE_URL (…/v1) and KL_MODEL, as pkg-scripts/run.sh sets them.
 
@@ -349,6 +352,76 @@ async function askBaseline(item, { baseUrl, model, pageTitle, pageText, excerptC
   };
 }
 
+// ---- a second question on the same page ---------------------------------------------------
+
+/** The server's record of a request: time to its first token and the prompt it read. */
+const served = (r) => (r ? {
+  first_token_ms: r.first_token_ms,
+  prompt_tokens: r.prompt_tokens,
+  prompt_tokens_evaluated: r.prompt_tokens_evaluated,
+} : null);
+
+/**
+ * The prompt cache on a follow-up: on each page, its first two questions asked one after the
+ * other in one popup (the second is a follow-up in the same conversation), then the same two
+ * in two baseline requests. Measured on the second question's first request, as the server
+ * logged it: time to the first token, prompt tokens, and how many of them it evaluated (the
+ * rest came from its cache).
+ */
+async function followUps(kl, site, items, serverLog, set) {
+  const byPage = new Map();
+  for (const it of items.filter((i) => i.kind === 'question')) byPage.set(it.page, [...(byPage.get(it.page) ?? []), it]);
+  const rows = [];
+  for (const [pageId, pageItems] of byPage) {
+    if (pageItems.length < 2) continue;
+    const [first, second] = pageItems;
+    const page = await kl.context.newPage();
+    let ours = null;
+    let stored = null;
+    try {
+      await page.goto(site.url(first.pageFile), { waitUntil: 'domcontentloaded' });
+      await unhide(page);
+      const tabId = await tabIdOf(kl.context, page);
+      const popup = await openPopup(kl.context, kl.extId, tabId);
+      await askQuestion(popup, first.question);
+      await waitForRunEnd(popup, { timeout: RUN_TIMEOUT_MS });
+      const asked = Date.now();
+      await askQuestion(popup, second.question);
+      // The first run's end still shows until the second one starts.
+      await waitUntil(async () => !['completed', 'failed', 'stopped', 'timed_out'].includes((await readPopup(popup)).state), { timeout: 30_000, interval: 50, message: 'the follow-up to start' });
+      const done = await waitForRunEnd(popup, { timeout: RUN_TIMEOUT_MS });
+      const session = `tab:${tabId}`;
+      const exported = await requestBackend(popup, { type: 'export', session });
+      const doc = exported.ok ? JSON.parse(exported.data.json) : null;
+      stored = doc ? await storedRun(popup, session, doc.run) : null;
+      ours = { state: done.state, answer: doc?.answer ?? done.answerText, ...served(requestsSince(serverLog, asked)[0]) };
+      await popup.close();
+    } finally {
+      await page.close();
+    }
+    if (!stored?.text) throw new Error(`no run on ${pageId} stored its page text`);
+    const options = {
+      baseUrl: process.env.KL_BASE_URL, model: process.env.KL_MODEL || 'local-model', pageTitle: stored.title, pageText: stored.text,
+      excerptChars: stored.excerptChars ?? set.excerpt_chars, maxTokens: stored.maxTokens ?? 512,
+    };
+    await askBaseline(first, options);
+    const asked = Date.now();
+    const b = await askBaseline(second, options);
+    const baseline = { state: b.state, answer: b.answer, ...served(requestsSince(serverLog, asked)[0]) };
+    const ratio = ours?.first_token_ms && baseline.first_token_ms ? Math.round((ours.first_token_ms / baseline.first_token_ms) * 100) / 100 : null;
+    rows.push({ page: pageId, first: first.id, second: second.id, ours, baseline, ratio });
+    log(`follow-up ${second.id.padEnd(22)} ours ${fmt(ours.first_token_ms / 1000)} s to the first token (${ours.prompt_tokens_evaluated} of ${ours.prompt_tokens} prompt tokens read), baseline ${fmt(baseline.first_token_ms / 1000)} s (${baseline.prompt_tokens_evaluated} of ${baseline.prompt_tokens}): ${ratio}x`);
+  }
+  return {
+    rows,
+    ours_first_token_ms_median: median(rows.map((r) => r.ours.first_token_ms)),
+    baseline_first_token_ms_median: median(rows.map((r) => r.baseline.first_token_ms)),
+    ours_evaluated_median: median(rows.map((r) => r.ours.prompt_tokens_evaluated)),
+    baseline_evaluated_median: median(rows.map((r) => r.baseline.prompt_tokens_evaluated)),
+    ratio_median: median(rows.map((r) => r.ratio)),
+  };
+}
+
 // ---- main -----------------------------------------------------------------------------------
 
 function row(item, result) {
@@ -377,6 +450,7 @@ async function main() {
       'model-sha256': { type: 'string' },
       dist: { type: 'string' },
       update: { type: 'string' },
+      'follow-up': { type: 'boolean' },
     },
   });
   for (const need of ['pages', 'out', 'server-log']) if (!values[need]) throw new Error(`--${need} is required`);
@@ -394,6 +468,19 @@ async function main() {
 
   const site = await serveDirectory(values.pages);
   const kl = await launchExtension({ logName: `bench-quality-${values.label ?? 'model'}`, ...(values.dist ? { dist: values.dist } : {}) });
+  if (values['follow-up']) {
+    try {
+      await configureProvider(kl.context, kl.extId, { baseUrl, model });
+      const report = { label: values.label, model, model_file: values['model-file'], model_sha256: values['model-sha256'], follow_up: await followUps(kl, site, items, values['server-log'], set) };
+      mkdirSync(dirname(values.out), { recursive: true });
+      writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+      log(`wrote ${values.out}`);
+    } finally {
+      await kl.close();
+      await site.close();
+    }
+    return;
+  }
   const rows = { ours: [], baseline: [] };
   try {
     await configureProvider(kl.context, kl.extId, { baseUrl, model });

@@ -1,33 +1,45 @@
-//! Looking further before giving up: when the model answers a question about a page it was
-//! given only part of with "The page does not say" (or with an answer whose names and
-//! numbers the page does not hold, `agent::grounding`), and the run has not searched the
-//! page yet, the run calls `query_page` with the question itself instead of ending.
+//! Looking further before answering: when the passage of a page that best matches the
+//! question did not fit in the run's first request (a passage longer than the excerpt's
+//! room, on a small context window), the run calls `query_page` with the question itself
+//! after the model's first reply, instead of ending with an answer written without it.
 //!
-//! Small models rarely decide to call a page tool, and when they are told how to abstain
-//! they abstain rather than look; with this rule they can be told both, and the run looks
-//! for them. The model's reply stays in the Steps view; the call and its result are an
-//! ordinary step (persisted, retried, observed like any other).
+//! Small models rarely decide to call a page tool: on a 1,000-character excerpt the 1.5B
+//! answered from what it had, or said the page does not say. Whether the best passage was
+//! given follows from the page text, the question and the excerpt alone, so the rule does
+//! not depend on what the model wrote. The model's reply stays in the Steps view; the call
+//! and its result are an ordinary step (persisted and retried like any other), followed by
+//! a Reason request that has the result (no Observe request: the call was not the model's).
 
 use super::reply::queue_calls;
 use super::*;
-use crate::agent::prompts::ABSTAIN;
 use crate::tools::{QueryPage, ReadPage, TypedTool, SUMMARIZE_PAGE};
 
 /// Characters of the question the call looks for (`query_page`'s `query` allows 300).
 const QUERY_CHARS: usize = 300;
 
+/// How the ids of the calls the run makes itself begin.
+const CALL_ID_PREFIX: &str = "further_";
+
+/// Whether the run made `call` itself (its result goes to the next Reason request, not to
+/// an Observe request: the model has nothing of its own to judge).
+pub(super) fn made(call: &ToolCall) -> bool {
+    call.id.starts_with(CALL_ID_PREFIX)
+}
+
 /// Why the run looks further, shown in the Steps view.
 pub const LOOKING_FURTHER: &str =
-    "The passages the model was given did not answer the question, so the rest of the page is searched for it.";
+    "The passage that best matches the question did not fit in the first request, so the page is searched for it before answering.";
 
-/// The call to make instead of ending with `answer`, or `None` when the answer stands: not
-/// a question about page text (an explanation, research, a phase), the whole page given
-/// already, a page tool or the summary run already, no `query_page` in the run's tools, or
-/// an answer the page supports.
-pub(super) fn call_for(state: &SessionState, ctx: &StepCtx<'_>, answer: &str) -> Option<ToolCall> {
+/// The call to make instead of ending with the model's first answer, or `None` when that
+/// answer stands: not a question about page text (an explanation, research, a phase), a
+/// page tool or the summary run already, no `query_page` in the run's tools, or the
+/// passage that best matches the question given (or no passage that shares a rare word
+/// with it).
+pub(super) fn call_for(state: &SessionState, ctx: &StepCtx<'_>) -> Option<ToolCall> {
     if state.selection.is_some() || state.research.is_some() || state.phase.is_some() {
         return None;
     }
+    let text = state.page.as_ref().map(|p| p.text.as_str())?;
     state.page_coverage()?;
     let looked = state.trajectory.iter().any(|e| {
         matches!(&e.item, Item::ToolCall { call }
@@ -36,16 +48,14 @@ pub(super) fn call_for(state: &SessionState, ctx: &StepCtx<'_>, answer: &str) ->
     if looked || ctx.tools.definition(QueryPage::NAME).is_none() {
         return None;
     }
-    let abstained = answer.trim() == ABSTAIN;
-    if !abstained && end::unsupported(state, RunStatus::Completed, answer).is_none() {
+    let index = crate::page::index_of(text);
+    let best = index.search(text, &state.question, 1).first()?.index;
+    if state.passages_given().contains(&best) || !index.matches_rare_word(&state.question, best) {
         return None;
     }
     let query = crate::types::text::clip(state.question.trim(), QUERY_CHARS).0;
-    if query.is_empty() {
-        return None;
-    }
     Some(ToolCall {
-        id: format!("call_{}_{}", state.step, state.trajectory.len()),
+        id: format!("{CALL_ID_PREFIX}{}_{}", state.step, state.trajectory.len()),
         name: QueryPage::NAME.to_string(),
         arguments: crate::types::json::to_string(&serde_json::json!({ "query": query })),
     })
@@ -53,7 +63,7 @@ pub(super) fn call_for(state: &SessionState, ctx: &StepCtx<'_>, answer: &str) ->
 
 /// Takes back the streamed answer and queues `call`: the model's reply is already in the
 /// trajectory; the derived thought says why the run goes on (and keeps the reply out of the
-/// call's assistant message, so the model does not read its own "does not say" again).
+/// call's assistant message, so the model reads the passages, not its own first answer).
 pub(super) fn look(state: &mut SessionState, ctx: &StepCtx<'_>, call: ToolCall, out: &mut Out) {
     out.emit(EventKind::AnswerReset);
     state.draft.clear();

@@ -116,7 +116,7 @@ pub(super) fn reason_reply(
         }
         None => {
             let truncated = reply.finish_reason.as_deref() == Some("length");
-            match further::call_for(state, ctx, &thought).filter(|_| !truncated) {
+            match further::call_for(state, ctx) {
                 Some(call) => further::look(state, ctx, call, out),
                 None => complete(state, ctx, thought, truncated, out),
             }

@@ -99,9 +99,10 @@ pub(super) fn tool_done_as(
         );
     } else if state.phase.as_ref().is_some_and(|p| p.tool_only) {
         end_phase(state, ctx, StopReason::Done, out);
-    } else if state.phase.is_some() || state.step == 0 {
+    } else if state.phase.is_some() || state.step == 0 || further::made(call) {
         // A call decided before the first step (an explanation's context) goes straight
-        // to the first Reason, which then has its result.
+        // to the first Reason, which then has its result; so does the search the run made
+        // itself (nothing to judge: the model answers with the passages before it).
         set_next(state, Next::Reason);
     } else {
         set_next(state, Next::Observe);
