@@ -767,72 +767,14 @@ proptest! {
     }
 }
 
-/// A model whose first call never answers (a hung server); later calls are scripted.
-struct HungFirstCall(ScriptedLlm, std::cell::Cell<bool>);
-
-impl knowledgelens::ports::LlmClient for HungFirstCall {
-    fn complete<'a>(
-        &'a self,
-        request: &'a knowledgelens::llm::ChatRequest,
-        on_delta: &'a mut dyn FnMut(&str),
-    ) -> futures::future::LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
-        if self.1.replace(false) {
-            return Box::pin(futures::future::pending());
-        }
-        self.0.complete(request, on_delta)
-    }
-}
-
 #[test]
 fn stop_abandons_a_hung_model_call_then_synthesizes() {
-    let llm = HungFirstCall(
-        ScriptedLlm::new(vec![Reply::text("Stopped early: sugar.")]),
-        std::cell::Cell::new(true),
-    );
-    let clock = ManualClock::new(0);
-    let (store, sink, tools) = (
-        MemoryStore::new(),
-        RecordingSink::default(),
-        ToolBox::builtin(),
-    );
-    let stop = StopSignal::new();
-    let state = std::rc::Rc::new(std::cell::RefCell::new(SessionState::new("popup", 0)));
-    state
-        .borrow_mut()
-        .begin_run("q", None, RunConfig::default(), 0);
-    {
-        let (llm, clock, sink, store, tools, stop2, state2) = (
-            &llm,
-            &clock,
-            &sink,
-            &store,
-            &tools,
-            stop.clone(),
-            state.clone(),
-        );
-        // Poll by hand: first until the run waits on the hung call, then after Stop.
-        let fut = async move {
-            let engine = Engine::new(llm, clock, sink, store, tools, stop2);
-            let mut s = state2.borrow().clone();
-            engine.drive(&mut s).await;
-            *state2.borrow_mut() = s;
-        };
-        let mut fut = Box::pin(fut);
-        let waker = futures::task::noop_waker();
-        let mut cx = std::task::Context::from_waker(&waker);
-        assert!(
-            fut.as_mut().poll(&mut cx).is_pending(),
-            "the hung call keeps the run waiting"
-        );
-        stop.raise();
-        assert!(
-            fut.as_mut().poll(&mut cx).is_ready(),
-            "stop ends the wait at once"
-        );
-    }
-    let s = state.borrow();
-    assert_eq!(s.status, RunStatus::Stopped);
-    assert_eq!(s.answer, "Stopped early: sugar.");
+    // A hung server: the first call streams nothing and never answers.
+    let llm = HungMidAnswer(std::cell::Cell::new(0), &[]);
+    let (state, sink, _) = stopped_mid_call(&llm);
+    assert_eq!(state.status, RunStatus::Stopped);
+    assert_eq!(state.answer, "Synthesized.");
+    assert_eq!(llm.0.get(), 2);
     let names = sink.names();
     assert!(
         names.contains(&"synthesizing") && names.last() == Some(&"stopped"),

@@ -50,7 +50,7 @@ use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::trajectory::Item;
-use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, Role, ToolCall, Usage};
+use knowledgelens::llm::{ChatMessage, ChatRequest, ChatResponse, LlmError, Role, ToolCall, Usage};
 use knowledgelens::ports::LlmClient;
 use knowledgelens::service::{Ports, Service};
 use knowledgelens::settings::{Settings, SETTINGS_KEY};
@@ -89,6 +89,10 @@ enum Kind {
     /// A question about a long page on a small window: the first step also summarises the
     /// page (one model call per section, then one combining them).
     Summarize,
+    /// A question about a page whose passage that best matches it does not fit the first
+    /// request (a small window): the model's first reply is an answer, and the run searches
+    /// the page for the question (`query_page`) before the next Reason request.
+    Further,
 }
 
 /// The earlier turns of a `Kind::Compact` session.
@@ -99,6 +103,11 @@ impl Kind {
         match self {
             Self::Ask | Self::Compact | Self::Search | Self::Summarize => serde_json::json!({
                 "id": 1, "type": "ask", "session": SESSION, "question": QUESTION, "tab_id": 1,
+            }),
+            // One step more: the first answers, then the plan's five.
+            Self::Further => serde_json::json!({
+                "id": 1, "type": "ask", "session": SESSION, "question": QUESTION, "tab_id": 1,
+                "max_steps": 6,
             }),
             Self::Explain => serde_json::json!({
                 "id": 1, "type": "explain", "session": SESSION, "tab_id": 1,
@@ -122,6 +131,8 @@ struct Oracle {
     fence_tags: Rc<RefCell<BTreeSet<String>>>,
     /// Whether the first step also summarises the page.
     summarize: bool,
+    /// Whether the first Reason reply is an answer (no call).
+    answers_first: bool,
 }
 
 /// What the oracle answers a summary call: which section (or what) it summarised.
@@ -149,17 +160,25 @@ impl LlmClient for Oracle {
     ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
         let tag = fence_tag(&request.messages[0].content).expect("the system names the fence");
         self.fence_tags.borrow_mut().insert(tag);
+        // The run's own search (`Kind::Further`) is not one of the plan's results either.
+        let searched = |m: &ChatMessage| {
+            m.tool_call_id
+                .as_deref()
+                .is_some_and(|id| id.starts_with("further_"))
+        };
         let results = request
             .messages
             .iter()
             .filter(|m| {
                 m.role == Role::Tool
+                    && !searched(m)
                     && !matches!(
                         m.tool_call_id.as_deref(),
                         Some(PREPARED | SEARCH_CALL | SUMMARY_CALL)
                     )
             })
             .count();
+        let first = results == 0 && !request.messages.iter().any(searched);
         let usage = Some(Usage::new(100, 10));
         let schema = request.response_format.as_ref().map(|f| f.name.as_str());
         let system = &request.messages[0].content;
@@ -205,6 +224,14 @@ impl LlmClient for Oracle {
                 usage,
                 ..Default::default()
             },
+            None if !request.tools.is_empty() && self.answers_first && first => {
+                on_delta(FIRST_ANSWER);
+                ChatResponse {
+                    content: FIRST_ANSWER.into(),
+                    usage,
+                    ..Default::default()
+                }
+            }
             None if !request.tools.is_empty() => {
                 let mut calls = plan(results);
                 let searching = request.tools.iter().any(|t| t.name == "search_web_for_info");
@@ -252,6 +279,10 @@ impl LlmClient for Oracle {
 const SEARCH_CALL: &str = "search";
 /// The id of a `Kind::Summarize` run's summary call (its result is not one of the plan's).
 const SUMMARY_CALL: &str = "summary";
+/// A `Kind::Further` run's first reply.
+const FIRST_ANSWER: &str = "Because of the wind, I think.";
+/// The passage of a `Kind::Further` page that answers (about 1,100 characters).
+const TIDES_PASSAGE: &str = "Tides come from the pull of the moon and the sun on the oceans. ";
 /// Parts of a `Kind::Summarize` page (about 1,100 tokens each).
 const PARTS: usize = 12;
 /// The calls of the Reason reply after `results` tool results, one reply per step:
@@ -382,9 +413,13 @@ impl World {
                 serde_json::to_string(&searching).unwrap(),
             );
         }
-        if kind == Kind::Summarize {
+        if matches!(kind, Kind::Summarize | Kind::Further) {
             let small = Settings {
-                context_window: 4_096,
+                context_window: if kind == Kind::Summarize {
+                    4_096
+                } else {
+                    3_072
+                },
                 ..Settings::default()
             };
             settings
@@ -395,6 +430,7 @@ impl World {
         store.keep_history.set(true);
         let oracle = Oracle {
             summarize: kind == Kind::Summarize,
+            answers_first: kind == Kind::Further,
             ..Oracle::default()
         };
         Self {
@@ -430,6 +466,12 @@ impl World {
                         })
                         .collect::<Vec<_>>()
                         .join("\n\n")
+                } else if self.kind == Kind::Further {
+                    let sea = "The sea is wide and deep and grey. ".repeat(20);
+                    format!(
+                        "## The sea\n{sea}\n\n## More sea\n{sea}\n\n## Why the water rises\n{}\n\n## Harbour\n{sea}",
+                        TIDES_PASSAGE.repeat(17)
+                    )
                 } else {
                     "The moon pulls the oceans. ".repeat(20)
                 },
@@ -753,6 +795,7 @@ thread_local! {
     static COMPACT_REFERENCE: Reference = run_reference(Kind::Compact);
     static SEARCH_REFERENCE: Reference = run_reference(Kind::Search);
     static SUMMARIZE_REFERENCE: Reference = run_reference(Kind::Summarize);
+    static FURTHER_REFERENCE: Reference = run_reference(Kind::Further);
 }
 
 fn reference() -> Reference {
@@ -766,6 +809,7 @@ fn reference_of(kind: Kind) -> Reference {
         Kind::Compact => COMPACT_REFERENCE.with(Reference::clone),
         Kind::Search => SEARCH_REFERENCE.with(Reference::clone),
         Kind::Summarize => SUMMARIZE_REFERENCE.with(Reference::clone),
+        Kind::Further => FURTHER_REFERENCE.with(Reference::clone),
     }
 }
 
@@ -778,8 +822,15 @@ fn run_reference(kind: Kind) -> Reference {
     assert_eq!(outcome.status, RunStatus::Completed);
     assert_eq!(outcome.answer, ANSWER);
     assert!(outcome.partial);
-    assert_eq!(outcome.step, 5);
-    assert_eq!(outcome.notices, [NOTICE]);
+    let further = kind == Kind::Further;
+    assert_eq!(outcome.step, 5 + u32::from(further));
+    // A page given in part says so.
+    let (cut, others): (Vec<&String>, Vec<&String>) = outcome
+        .notices
+        .iter()
+        .partition(|n| n.starts_with("Based on "));
+    assert_eq!(cut.len(), usize::from(further), "{:?}", outcome.notices);
+    assert_eq!(others, [NOTICE]);
     let reflected: Vec<&str> = outcome
         .trajectory
         .iter()
@@ -1110,6 +1161,43 @@ fn a_summarizing_run_cut_once_anywhere_finishes_as_if_never_cut() {
         "{result}"
     );
     cut_once_anywhere(Kind::Summarize);
+}
+
+#[test]
+fn a_run_that_searches_the_page_itself_cut_once_anywhere_finishes_as_if_never_cut() {
+    let reference = reference_of(Kind::Further);
+    // The model's first answer, why the run goes on, its query_page call with the question
+    // and the passage that answers, then the next Reason step (no Observe request).
+    let items: Vec<&Item> = reference
+        .outcome
+        .trajectory
+        .iter()
+        .map(|(_, i)| i)
+        .collect();
+    assert!(
+        matches!(items[0], Item::Thought { text, derived: false } if text == FIRST_ANSWER),
+        "{items:?}"
+    );
+    assert!(matches!(items[1], Item::Thought { derived: true, .. }));
+    let Item::ToolCall { call } = items[2] else {
+        panic!("the run's call: {items:?}")
+    };
+    assert_eq!(
+        (call.name.as_str(), call.arguments.as_str()),
+        ("query_page", r#"{"query":"Why are there tides?"}"#)
+    );
+    assert!(
+        matches!(items[3], Item::ToolResult { ok: true, content, .. } if content.contains(TIDES_PASSAGE)),
+        "{:?}",
+        items[3]
+    );
+    assert!(
+        matches!(items[4], Item::Thought { derived: false, .. }),
+        "{:?}",
+        items[4]
+    );
+    assert_eq!(reference.outcome.answer, ANSWER);
+    cut_once_anywhere(Kind::Further);
 }
 
 fn cut_once_anywhere(kind: Kind) {

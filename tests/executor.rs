@@ -25,8 +25,22 @@ struct CountArgs {
     n: u32,
 }
 
-/// Records the order of its calls.
-struct Count(Rc<std::cell::RefCell<Vec<u32>>>);
+/// Records the order of its calls (the `n` of each), and fails with a network error its
+/// first `fails` of them.
+struct Count {
+    ran: Rc<std::cell::RefCell<Vec<u32>>>,
+    fails: usize,
+}
+
+impl Count {
+    /// A count that never fails, recording into `ran`.
+    fn recording(ran: &Rc<std::cell::RefCell<Vec<u32>>>) -> Box<Self> {
+        Box::new(Self {
+            ran: Rc::clone(ran),
+            fails: 0,
+        })
+    }
+}
 
 impl TypedTool for Count {
     const NAME: &'static str = "count";
@@ -38,8 +52,16 @@ impl TypedTool for Count {
         args: CountArgs,
         _ctx: &'a ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
-        self.0.borrow_mut().push(args.n);
-        future::ready(Ok(format!("counted {}", args.n))).boxed_local()
+        self.ran.borrow_mut().push(args.n);
+        let result = if self.ran.borrow().len() <= self.fails {
+            Err(ToolError::new(
+                knowledgelens::tools::ToolErrorKind::Network,
+                "connection reset",
+            ))
+        } else {
+            Ok(format!("counted {}", args.n))
+        };
+        future::ready(result).boxed_local()
     }
 }
 
@@ -81,7 +103,7 @@ fn ask(
 #[test]
 fn several_calls_in_one_reply_run_in_order_in_one_step_with_one_observe() {
     let ran = Rc::default();
-    let tools = ToolBox::builtin().with(Box::new(Count(Rc::clone(&ran))));
+    let tools = ToolBox::builtin().with(Count::recording(&ran));
     let llm = ScriptedLlm::new(vec![calls(3), control("Done.")]);
     let (store, sink) = (MemoryStore::new(), RecordingSink::default());
     let state = ask(&llm, &tools, &store, &sink);
@@ -119,7 +141,7 @@ fn several_calls_in_one_reply_run_in_order_in_one_step_with_one_observe() {
 #[test]
 fn calls_beyond_five_in_one_reply_are_answered_not_run() {
     let ran = Rc::default();
-    let tools = ToolBox::builtin().with(Box::new(Count(Rc::clone(&ran))));
+    let tools = ToolBox::builtin().with(Count::recording(&ran));
     let llm = ScriptedLlm::new(vec![calls(7), control("Done.")]);
     let (store, sink) = (MemoryStore::new(), RecordingSink::default());
     let state = ask(&llm, &tools, &store, &sink);
@@ -240,7 +262,7 @@ fn a_bounded_phase_survives_a_worker_stop_and_ends_as_if_never_cut() {
     };
     // Uninterrupted.
     let ran = Rc::default();
-    let tools = ToolBox::builtin().with(Box::new(Count(Rc::clone(&ran))));
+    let tools = ToolBox::builtin().with(Count::recording(&ran));
     let llm = ScriptedLlm::new(script());
     let clock = ManualClock::new(5_000);
     let reference = run_phase(&Phases::new(
@@ -258,7 +280,7 @@ fn a_bounded_phase_survives_a_worker_stop_and_ends_as_if_never_cut() {
     let mut cuts_resumed = 0;
     for cut in 1..200 {
         let ran = Rc::default();
-        let tools = ToolBox::builtin().with(Box::new(Count(Rc::clone(&ran))));
+        let tools = ToolBox::builtin().with(Count::recording(&ran));
         let store = Rc::new(MemoryStore::new());
         let yielding = YieldingStore(Rc::clone(&store));
         let sink = RecordingSink::default();
@@ -446,35 +468,6 @@ fn stop_during_a_retry_backoff_ends_the_run_at_once() {
     assert_eq!(clock.now_ms(), 1_000, "the clock never moved");
 }
 
-/// Fails with a network error its first `fails` calls, then counts.
-struct Flaky {
-    fails: u32,
-    calls: Rc<std::cell::Cell<u32>>,
-}
-
-impl TypedTool for Flaky {
-    const NAME: &'static str = "count";
-    const DESCRIPTION: &'static str = "Counts, over a flaky network.";
-    type Args = CountArgs;
-    type Output = String;
-    fn call<'a>(
-        &'a self,
-        args: CountArgs,
-        _ctx: &'a ToolContext<'a>,
-    ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
-        self.calls.set(self.calls.get() + 1);
-        let result = if self.calls.get() <= self.fails {
-            Err(ToolError::new(
-                knowledgelens::tools::ToolErrorKind::Network,
-                "connection reset",
-            ))
-        } else {
-            Ok(format!("counted {}", args.n))
-        };
-        future::ready(result).boxed_local()
-    }
-}
-
 /// Drives a run whose one tool call meets `fails` network errors, with a held clock, on a
 /// local pool: the run's state, the clock, the store, the sink and the tool's call count.
 fn flaky_run(
@@ -488,7 +481,7 @@ fn flaky_run(
     Rc<RecordingSink>,
     u32,
 ) {
-    let calls = Rc::new(std::cell::Cell::new(0));
+    let ran = Rc::new(std::cell::RefCell::new(Vec::new()));
     let Held {
         clock,
         store,
@@ -499,9 +492,9 @@ fn flaky_run(
         ..
     } = held_run(
         ScriptedLlm::new(replies),
-        ToolBox::builtin().with(Box::new(Flaky {
-            fails,
-            calls: Rc::clone(&calls),
+        ToolBox::builtin().with(Box::new(Count {
+            ran: Rc::clone(&ran),
+            fails: fails as usize,
         })),
         "tab:1",
         "Count.",
@@ -518,7 +511,7 @@ fn flaky_run(
             saved.trajectory.last().map(|e| &e.item),
             Some(Item::Error { retrying: true, .. })
         ));
-        assert_eq!(calls.get(), 1);
+        assert_eq!(ran.borrow().len(), 1);
         if stop_after_first_wait {
             stop.raise();
         }
@@ -531,7 +524,8 @@ fn flaky_run(
     }
     pool.run_until_stalled();
     let s = state.borrow().clone();
-    (s, clock, store, sink, calls.get())
+    let calls = ran.borrow().len() as u32;
+    (s, clock, store, sink, calls)
 }
 
 fn calls_one() -> Reply {

@@ -30,18 +30,18 @@ pub fn unsupported(answer: &str, question: &str, known: &[&str]) -> Option<Vec<S
     if named.is_empty() {
         return None;
     }
-    let mut vocabulary = BTreeSet::new();
-    for text in known {
-        for word in words(text) {
-            vocabulary.insert(normalize(word.text));
-        }
+    // One word of the known text with a named term's form supports the answer: the words
+    // are read until then, not collected (the page is most of them).
+    let keys: BTreeSet<String> = named.iter().map(|w| normalize(w.text)).collect();
+    let supported = known
+        .iter()
+        .any(|text| words(text).any(|w| keys.contains(&normalize(w.text))));
+    if supported {
+        return None;
     }
     let mut missing: Vec<String> = Vec::new();
     for word in named {
         let key = normalize(word.text);
-        if vocabulary.contains(&key) {
-            return None;
-        }
         if !missing.iter().any(|m| normalize(m) == key) {
             missing.push(word.text.to_string());
         }
@@ -51,9 +51,7 @@ pub fn unsupported(answer: &str, question: &str, known: &[&str]) -> Option<Vec<S
 
 /// The numbers and names of `text`, outside citation labels.
 fn terms(text: &str) -> impl Iterator<Item = Word<'_>> {
-    words(text)
-        .into_iter()
-        .filter(|w| !w.in_label && is_term(w))
+    words(text).filter(|w| !w.in_label && is_term(w))
 }
 
 /// A word of a text: a run of characters of one class (digits, with `.` or `,` kept
@@ -87,47 +85,65 @@ fn class(c: char) -> Option<Class> {
     }
 }
 
-fn words(text: &str) -> Vec<Word<'_>> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut out = Vec::new();
-    let mut sentence_start = true;
-    let mut in_brackets = false;
-    let mut i = 0;
-    while i < chars.len() {
-        let (at, c) = chars[i];
-        if let Some(kind) = class(c) {
-            let mut j = i + 1;
-            while j < chars.len() {
-                let d = chars[j].1;
+/// The words of `text`, read as they are asked for (the page's text is most of what a
+/// check reads, and one supported term ends it).
+fn words(text: &str) -> Words<'_> {
+    Words {
+        text,
+        at: 0,
+        sentence_start: true,
+        in_brackets: false,
+    }
+}
+
+/// The iterator of [`words`].
+struct Words<'a> {
+    text: &'a str,
+    /// The byte the next word is looked for from.
+    at: usize,
+    sentence_start: bool,
+    in_brackets: bool,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = Word<'a>;
+
+    fn next(&mut self) -> Option<Word<'a>> {
+        loop {
+            let c = self.text[self.at..].chars().next()?;
+            let Some(kind) = class(c) else {
+                match c {
+                    '.' | '!' | '?' | ':' => self.sentence_start = true,
+                    '\n' => (self.sentence_start, self.in_brackets) = (true, false),
+                    '[' => self.in_brackets = true,
+                    ']' => self.in_brackets = false,
+                    _ => {}
+                }
+                self.at += c.len_utf8();
+                continue;
+            };
+            let start = self.at;
+            let mut end = start + c.len_utf8();
+            let mut rest = self.text[end..].chars();
+            while let Some(d) = rest.next() {
                 let joins_digits = kind == Class::Digit
                     && (d == '.' || d == ',')
-                    && chars.get(j + 1).is_some_and(|n| n.1.is_ascii_digit());
-                if class(d) == Some(kind) || joins_digits {
-                    j += 1;
-                } else {
+                    && rest.clone().next().is_some_and(|n| n.is_ascii_digit());
+                if class(d) != Some(kind) && !joins_digits {
                     break;
                 }
+                end += d.len_utf8();
             }
-            let end = chars.get(j).map_or(text.len(), |(e, _)| *e);
-            out.push(Word {
-                text: &text[at..end],
-                starts_sentence: sentence_start,
-                in_label: in_brackets,
-            });
-            sentence_start = false;
-            i = j;
-            continue;
+            let word = Word {
+                text: &self.text[start..end],
+                starts_sentence: self.sentence_start,
+                in_label: self.in_brackets,
+            };
+            self.sentence_start = false;
+            self.at = end;
+            return Some(word);
         }
-        match c {
-            '.' | '!' | '?' | ':' => sentence_start = true,
-            '\n' => (sentence_start, in_brackets) = (true, false),
-            '[' => in_brackets = true,
-            ']' => in_brackets = false,
-            _ => {}
-        }
-        i += 1;
     }
-    out
 }
 
 /// Whether `word` is a number (two digits or more) or a name (a Latin word of three
@@ -240,7 +256,6 @@ mod tests {
     #[test]
     fn words_break_where_the_script_changes_and_keep_digit_separators() {
         let texts: Vec<&str> = words("It cost 1,200.50 dollars, or 3.5, in 2014; Mozillaは1998年")
-            .iter()
             .map(|w| w.text)
             .collect();
         assert_eq!(

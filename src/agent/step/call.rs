@@ -99,24 +99,22 @@ pub fn after_error(
 
 /// Stop was pressed while waiting to retry.
 pub fn stopped_while_waiting(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
-    if summarize::stopped(state, ctx, out) {
-        return;
-    }
-    if state.phase.is_some() {
-        end_phase(state, ctx, StopReason::StopRequested, out);
-    } else {
-        halt(state, ctx, Halt::Stopped, out);
-    }
+    stopped(state, ctx, Halt::Stopped, out);
 }
 
 /// Stop was pressed during the call: it was abandoned.
 pub fn interrupted(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
+    stopped(state, ctx, Halt::Interrupted, out);
+}
+
+/// Stop ends a summary's section round, a bounded phase, or the run (`halt` with `why`).
+fn stopped(state: &mut SessionState, ctx: &StepCtx<'_>, why: Halt, out: &mut Out) {
     if summarize::stopped(state, ctx, out) {
         return;
     }
     if state.phase.is_some() {
         end_phase(state, ctx, StopReason::StopRequested, out);
     } else {
-        halt(state, ctx, Halt::Interrupted, out);
+        halt(state, ctx, why, out);
     }
 }

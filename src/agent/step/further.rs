@@ -33,14 +33,14 @@ pub const LOOKING_FURTHER: &str =
 /// The call to make instead of ending with the model's first answer, or `None` when that
 /// answer stands: not a question about page text (an explanation, research, a phase), a
 /// page tool or the summary run already, no `query_page` in the run's tools, or the
-/// passage that best matches the question given (or no passage that shares a rare word
-/// with it).
+/// passage that best matches the question given (always so for a page shown whole), or
+/// none that shares a rare word with it.
 pub(super) fn call_for(state: &SessionState, ctx: &StepCtx<'_>) -> Option<ToolCall> {
     if state.selection.is_some() || state.research.is_some() || state.phase.is_some() {
         return None;
     }
     let text = state.page.as_ref().map(|p| p.text.as_str())?;
-    state.page_coverage()?;
+    // (A page shown whole gave every passage, the best one too; a summary is a look.)
     let looked = state.trajectory.iter().any(|e| {
         matches!(&e.item, Item::ToolCall { call }
             if [QueryPage::NAME, ReadPage::NAME, SUMMARIZE_PAGE].contains(&call.name.as_str()))
