@@ -8,7 +8,9 @@ use knowledgelens::agent::{Engine, StopSignal};
 use knowledgelens::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, Usage};
 use knowledgelens::ports::LlmClient;
 use knowledgelens::state::{self, PageInfo, RunStatus, SessionState};
-use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
+use knowledgelens::testing::{
+    ManualClock, MemoryStore, RecordingSink, Reply, RequestKind, ScriptedLlm,
+};
 use knowledgelens::tools::ToolBox;
 use proptest::prelude::*;
 use std::future::Future;
@@ -234,17 +236,10 @@ fn a_question_whose_best_passage_did_not_fit_gets_the_page_searched_before_the_a
         assert_eq!(out.state.answer, "They turn it into sugar.");
         assert_eq!(out.llm.calls(), 2);
         // The model's reply, why the run goes on, the call with the question, its result,
-        // then a Reason request (no Observe: the call was the run's) and its answer.
+        // then the answer of a Synthesis request (no Observe: the call was the run's).
         assert_eq!(
             kinds,
-            [
-                "thought",
-                "thought",
-                "tool_call",
-                "tool_result",
-                "thought",
-                "answer"
-            ]
+            ["thought", "thought", "tool_call", "tool_result", "answer"]
         );
         assert_eq!(queries, [r#"{"query":"What do plants do with light?"}"#]);
         let Item::Thought { text, derived } = &out.state.trajectory[0].item else {
@@ -263,10 +258,10 @@ fn a_question_whose_best_passage_did_not_fit_gets_the_page_searched_before_the_a
         let reset = names.iter().position(|n| *n == "answer_reset");
         let executing = names.iter().position(|n| *n == "executing");
         assert!(reset.is_some() && reset < executing, "{names:?}");
-        // The second Reason request holds the result, not the model's first answer as what
-        // it said, and offers the tools again.
+        // The Synthesis request holds the result, not the model's first answer as what it
+        // said.
         let requests = out.llm.requests.borrow();
-        assert!(!requests[1].tools.is_empty() && requests[1].response_format.is_none());
+        assert_eq!(RequestKind::of(&requests[1]), RequestKind::Synthesis);
         let call = requests[1]
             .messages
             .iter()

@@ -171,24 +171,25 @@ pub fn shows_page_whole(state: &SessionState, fit: &Fit) -> bool {
     excerpt(state, fit).is_some_and(|e| shows_whole(state, &e))
 }
 
-/// The system prompt: the role (naming the fence), what to answer when a page shown whole
-/// does not say, the reading level, and web search when it is on. No page text, and nothing that
+/// The system prompt: the role (naming the fence), when to call the page tools beside a
+/// cut page, what to answer when the page does not say, the reading level, and web search when it is on. No page text, and nothing that
 /// changes from one question to the next on the same page, so a second question's request
 /// starts with the first one's bytes (the model server's prompt cache).
 fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
     let fence = Fence::new(&state.nonce);
     let mut sections = Vec::with_capacity(3);
-    // A page shown whole gets the phrase; for a page cut to its start the first request
-    // asks for query_page instead (with the phrase there, the 1.5B answered it rather than
-    // look further, for questions the passages it had did answer: 2 or 3 of 6 right against 5
-    // of 6 without, replayed requests), and the Observe request names it.
-    // A page cut to its start gets the page tools (the Reason request offers them only then)
-    // and the sentence that says when to call them.
+    // A question about a page gets the phrase; a page cut to its start first the sentence
+    // that says when to call the page tools (the Reason request offers them only then). A
+    // model that answers the phrase about a cut page gets the page searched for it
+    // (`step::further`): told only one of the two, the 1.5B either abstained rather than
+    // look or guessed. An explanation of a selection on a cut page explains it: no phrase.
     let has_text = state.page.as_ref().is_some_and(|p| !p.text.is_empty());
-    if shows_page_whole(state, &Fit::NONE) {
-        sections.push("abstain");
-    } else if has_text {
+    let whole = shows_page_whole(state, &Fit::NONE);
+    if has_text && !whole {
         sections.push("page_tools");
+    }
+    if whole || (has_text && state.selection.is_none()) {
+        sections.push("abstain");
     }
     match state.config.reading_level {
         ReadingLevel::Simple => sections.push("reading_simple"),

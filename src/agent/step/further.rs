@@ -1,17 +1,21 @@
 //! Looking further before answering: when the passage of a page that best matches the
 //! question did not fit in the run's first request (a passage longer than the excerpt's
 //! room, on a small context window), the run calls `query_page` with the question itself
-//! after the model's first reply, instead of ending with an answer written without it.
+//! after the model's first reply, whatever that reply said, and the answer is then written
+//! from the passages found (a Synthesis request).
 //!
 //! Small models rarely decide to call a page tool: on a 1,000-character excerpt the 1.5B
 //! answered from what it had, or said the page does not say. Whether the best passage was
-//! given follows from the page text, the question and the excerpt alone, so the rule does
-//! not depend on what the model wrote. The model's reply stays in the Steps view; the call
-//! and its result are an ordinary step (persisted and retried like any other), followed by
-//! a Reason request that has the result (no Observe request: the call was not the model's).
+//! given follows from the page text, the question and the excerpt alone. The answer comes
+//! from a Synthesis request, not a Reason one: the system text names "The page does not
+//! say.", and after the search a Reason request got that phrase from the 1.5B even with
+//! the passage before it (3 of 3 attempts of the real-model tool test, and all 18 of the
+//! benchmark's questions whose page was searched so). The model's first reply stays in the Steps view; the call and its
+//! result are an ordinary step (persisted and retried like any other).
 
 use super::reply::queue_calls;
 use super::*;
+
 use crate::tools::{QueryPage, ReadPage, TypedTool, SUMMARIZE_PAGE};
 
 /// Characters of the question the call looks for (`query_page`'s `query` allows 300).
@@ -20,8 +24,8 @@ const QUERY_CHARS: usize = 300;
 /// How the ids of the calls the run makes itself begin.
 const CALL_ID_PREFIX: &str = "further_";
 
-/// Whether the run made `call` itself (its result goes to the next Reason request, not to
-/// an Observe request: the model has nothing of its own to judge).
+/// Whether the run made `call` itself (its result goes to a Synthesis request, not to an
+/// Observe request: the model has nothing of its own to judge).
 pub(super) fn made(call: &ToolCall) -> bool {
     call.id.starts_with(CALL_ID_PREFIX)
 }
@@ -40,7 +44,6 @@ pub(super) fn call_for(state: &SessionState, ctx: &StepCtx<'_>) -> Option<ToolCa
         return None;
     }
     let text = state.page.as_ref().map(|p| p.text.as_str())?;
-    // (A page shown whole gave every passage, the best one too; a summary is a look.)
     let looked = state.trajectory.iter().any(|e| {
         matches!(&e.item, Item::ToolCall { call }
             if [QueryPage::NAME, ReadPage::NAME, SUMMARIZE_PAGE].contains(&call.name.as_str()))

@@ -99,10 +99,19 @@ pub(super) fn tool_done_as(
         );
     } else if state.phase.as_ref().is_some_and(|p| p.tool_only) {
         end_phase(state, ctx, StopReason::Done, out);
-    } else if state.phase.is_some() || state.step == 0 || further::made(call) {
+    } else if further::made(call) {
+        // The search the run made itself: nothing to judge (the call was not the model's),
+        // and a Reason request would get "does not say" again (the system text names it);
+        // the answer is written from the passages found.
+        set_next(
+            state,
+            Next::Synthesize {
+                why: SynthesisReason::Ready,
+            },
+        );
+    } else if state.phase.is_some() || state.step == 0 {
         // A call decided before the first step (an explanation's context) goes straight
-        // to the first Reason, which then has its result; so does the search the run made
-        // itself (nothing to judge: the model answers with the passages before it).
+        // to the first Reason, which then has its result.
         set_next(state, Next::Reason);
     } else {
         set_next(state, Next::Observe);

@@ -101,10 +101,10 @@ async function attempt(n) {
 // The model samples: each attempt's prompt differs (the fence tag, the page's port), and the
 // 1.5B sometimes says it will look further and stops there. The test asks in up to
 // ATTEMPTS new conversations and passes when one of them calls a page tool, gets the passage
-// and states the fact; every attempt is in the report. Since the run searches the page
-// itself when the model says it does not say (step::further), the first attempt passed by
-// hand (36 s, 2 model calls: the model answered "The page does not say.", the run called
-// query_page with the question, the Observe reply gave the passage's figure).
+// and states the fact; every attempt is in the report. The run searches the page itself
+// when the best passage did not fit (step::further): by hand the first attempt passed
+// (15.7 s, 2 model calls: the run called query_page with the question, a Synthesis request
+// wrote "forty-three centimetres thick at its deepest point").
 const ATTEMPTS = 3;
 
 test('a question whose fact lies past the first excerpt is answered through query_page or read_page', { timeout: ATTEMPTS * (RUN_TIMEOUT_MS + 60_000) }, async (t) => {
