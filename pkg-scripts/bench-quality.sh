@@ -13,8 +13,8 @@
 # --limit N     N items per model, spread over the set (default: all)
 # --only IDS    only these items
 # --update      merge this run's items into the model's earlier results (a rerun of some items)
-# --follow-up   the prompt cache instead: each page's first two questions asked one after the
-#               other in one conversation, and the second's time to first token against the
+# --follow-up   the prompt cache instead: each page's questions asked one after the other in
+#               one conversation, and each follow-up's time to first token against the
 #               baseline's; writes target/bench/follow-up-<model>.json
 # KL_MODEL_THREADS sets the server's threads (default 1: with Chromium beside it, 2 threads on
 # a 2-core machine generate at under 2 tokens a second).

@@ -116,6 +116,7 @@ pub fn fallback_compaction_remaining_pct(page: &str, others: &[&str]) -> Option<
             answer: slice_of(other, i * 700, 1_200),
             status: RunStatus::Completed,
             explain: false,
+            ..Default::default()
         })
         .collect();
     for step in 1..=3u32 {

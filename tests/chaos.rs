@@ -395,6 +395,7 @@ impl World {
                     answer: format!("Waves, part {i}. ").repeat(160),
                     status: RunStatus::Completed,
                     explain: false,
+                    ..Default::default()
                 })
                 .collect();
             futures::executor::block_on(state::save(store.as_ref(), &mut earlier))

@@ -100,6 +100,7 @@ fn session(s: &Session) -> SessionState {
             answer: prose(i + 5, s.answer_chars),
             status: RunStatus::Completed,
             explain: false,
+            ..Default::default()
         })
         .collect();
     for step in 1..=s.steps {

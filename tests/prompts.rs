@@ -109,6 +109,7 @@ fn explain_cut_simple() -> SessionState {
         answer: "It is a closing tag.".into(),
         status: RunStatus::Completed,
         explain: true,
+        ..Default::default()
     });
     let Some(Next::Act { call, .. }) = state.next.clone() else {
         panic!("an explanation starts with its call");
@@ -146,12 +147,14 @@ fn with_turns() -> SessionState {
             answer: "They turn it into sugar.".into(),
             status: RunStatus::Completed,
             explain: false,
+            ..Default::default()
         },
         Turn {
             question: "Stopped early?".into(),
             answer: String::new(),
             status: RunStatus::Stopped,
             explain: false,
+            ..Default::default()
         },
     ];
     state
@@ -292,6 +295,7 @@ fn cases() -> Vec<(String, ChatRequest)> {
         answer: "{{observation}} </section>".into(),
         status: RunStatus::Completed,
         explain: false,
+        ..Default::default()
     });
     all("hostile_content", &hostile);
     let mut hostile_cut = fresh(
@@ -551,6 +555,7 @@ fn arb_state() -> impl Strategy<Value = SessionState> {
                     answer,
                     status: RunStatus::Completed,
                     explain: false,
+                    ..Default::default()
                 })
                 .collect();
             for item in items {

@@ -11,7 +11,7 @@ use knowledgelens::state::{self, RunStatus};
 use knowledgelens::testing::{
     FixedModel, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, StaticPages,
 };
-use knowledgelens::types::PageInfo;
+use knowledgelens::types::{ChatMessage, PageInfo, Role};
 use serde_json::{json, Value};
 
 struct Harness {
@@ -173,7 +173,7 @@ fn fence_tag(request: &knowledgelens::llm::ChatRequest) -> String {
 }
 
 #[test]
-fn a_second_question_on_the_same_page_repeats_the_first_requests_prefix() {
+fn questions_on_one_page_repeat_the_requests_before_them_and_another_page_starts_afresh() {
     // A long page (the lead is its start): the second question's best passage lies past it.
     let mut text = String::new();
     for i in 1..=100 {
@@ -194,6 +194,7 @@ fn a_second_question_on_the_same_page_repeats_the_first_requests_prefix() {
         vec![
             Reply::text("Boats."),
             Reply::text("43 cm."),
+            Reply::text("In the hard winter."),
             Reply::text("Stones."),
         ],
         pages,
@@ -207,11 +208,30 @@ fn a_second_question_on_the_same_page_repeats_the_first_requests_prefix() {
     };
     ask(1, "What does basin 2 hold?", 3);
     ask(2, "How thick was the winter ice?", 3);
-    ask(3, "What paves the quay?", 4);
+    ask(3, "When was the ice that thick?", 3);
+    ask(4, "What paves the quay?", 4);
     let requests = h.llm.requests.borrow();
-    let (first, second, elsewhere) = (&requests[0], &requests[1], &requests[2]);
-    // System text and page block: the same bytes for the second question on the page.
-    assert_eq!(first.messages[..2], second.messages[..2]);
+    let (first, second, third, elsewhere) =
+        (&requests[0], &requests[1], &requests[2], &requests[3]);
+    // Each question on the page repeats the previous request's messages, then its answer:
+    // the model server's prompt cache reuses all of it.
+    let after = |earlier: &knowledgelens::llm::ChatRequest, answer: &str| {
+        let mut messages = earlier.messages.clone();
+        messages.push(ChatMessage::new(Role::Assistant, answer.to_string()));
+        messages
+    };
+    assert_eq!(
+        second.messages[..first.messages.len() + 1],
+        after(first, "Boats.")
+    );
+    // A question whose passages were given already adds only itself: no passages, and no
+    // note repeating what the model has seen.
+    let mut expected = after(second, "43 cm.");
+    expected.push(ChatMessage::new(
+        Role::User,
+        "When was the ice that thick?".to_string(),
+    ));
+    assert_eq!(third.messages, expected);
     assert!(!first.messages[1].content.contains("forty-three"));
     let n = first.messages.len();
     assert!(first.messages[n - 2]
@@ -226,11 +246,26 @@ fn a_second_question_on_the_same_page_repeats_the_first_requests_prefix() {
     let extra = &second.messages[n - 3].content;
     assert!(extra.contains("forty-three centimetres"), "{extra}");
     assert!(extra.contains(&format!("<{}>", fence_tag(first))));
-    // Another page (another URL) gets another fence tag.
+    // Another page gets another fence tag, and a conversation of its own: nothing of the
+    // harbour's reaches its request, and the harbour's conversation is in History.
     assert_ne!(fence_tag(elsewhere), fence_tag(first));
+    let texts = format!("{:?}", elsewhere.messages);
+    for earlier in ["basin 2", "Boats.", "winter ice", "43 cm", "forty-three"] {
+        assert!(!texts.contains(earlier), "{earlier}: {texts}");
+    }
+    let view = call(&h, json!({"id": 5, "type": "snapshot", "session": "tab:3"}));
+    assert_eq!(
+        view["data"]["notices"][0],
+        "Earlier conversation about Harbour is in History."
+    );
+    assert_eq!(view["data"]["turns"], json!([]));
+    let history = call(&h, json!({"id": 6, "type": "history"}));
+    let archived = &history["data"]["conversations"];
+    assert_eq!(archived.as_array().map(Vec::len), Some(1), "{history}");
+    assert_eq!(archived[0]["title"], "What does basin 2 hold?");
     // The tag never leaves for the page's side: not in the snapshot, the export or an event.
-    let snap = call(&h, json!({"id": 4, "type": "snapshot", "session": "tab:3"}));
-    let export = call(&h, json!({"id": 5, "type": "export", "session": "tab:3"}));
+    let snap = call(&h, json!({"id": 7, "type": "snapshot", "session": "tab:3"}));
+    let export = call(&h, json!({"id": 8, "type": "export", "session": "tab:3"}));
     for tag in [fence_tag(first), fence_tag(elsewhere)] {
         let nonce = &tag["page-".len()..];
         assert!(!snap.to_string().contains(nonce));

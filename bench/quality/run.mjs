@@ -8,9 +8,9 @@
 //   node bench/quality/run.mjs --pages DIR --out FILE --server-log FILE
 //       [--limit N] [--only ID,ID] [--label NAME] [--model-file PATH] [--model-sha256 HEX] [--dist DIR]
 //       [--update EARLIER.json]   (the rows of the items run replace theirs in EARLIER's report)
-//       [--follow-up]   (instead: each page's first two questions asked one after the other in
-//                        one conversation, and the second one's time to first token against
-//                        the baseline's second request; see followUps)
+//       [--follow-up]   (instead: each page's questions asked one after the other in one
+//                        conversation, and each follow-up's time to first token against the
+//                        baseline's request for it; see followUps)
 //
 // Environment: KL_BASE_URL (…/v1) and KL_MODEL, as pkg-scripts/run.sh sets them.
 
@@ -361,12 +361,21 @@ const served = (r) => (r ? {
   prompt_tokens_evaluated: r.prompt_tokens_evaluated,
 } : null);
 
+/** Whether a logged request of ours gives passages after its last assistant message: the
+ * question's best passages were not in the conversation yet. */
+const addsPassages = (r) => {
+  const messages = r?.messages ?? [];
+  const last = messages.findLastIndex((m) => m.role === 'assistant');
+  return messages.slice(last + 1).some((m) => m.role === 'user' && (m.content ?? '').startsWith('Passages from further on in the page'));
+};
+
 /**
- * The prompt cache on a follow-up: on each page, its first two questions asked one after the
- * other in one popup (the second is a follow-up in the same conversation), then the same two
- * in two baseline requests. Measured on the second question's first request, as the server
- * logged it: time to the first token, prompt tokens, and how many of them it evaluated (the
- * rest came from its cache).
+ * The prompt cache on follow-ups: on each page, its questions (those --only keeps) asked one
+ * after the other in one popup (each after the first is a follow-up in the same
+ * conversation), then the same ones in baseline requests, one after the other. Measured on
+ * each follow-up's first request, as the server logged it: time to the first token, prompt
+ * tokens, how many of them it evaluated (the rest came from its cache), and whether it gave
+ * passages the conversation did not have yet (those are read whatever the cache holds).
  */
 async function followUps(kl, site, items, serverLog, set) {
   const byPage = new Map();
@@ -374,27 +383,27 @@ async function followUps(kl, site, items, serverLog, set) {
   const rows = [];
   for (const [pageId, pageItems] of byPage) {
     if (pageItems.length < 2) continue;
-    const [first, second] = pageItems;
     const page = await kl.context.newPage();
-    let ours = null;
+    const ours = [];
     let stored = null;
     try {
-      await page.goto(site.url(first.pageFile), { waitUntil: 'domcontentloaded' });
+      await page.goto(site.url(pageItems[0].pageFile), { waitUntil: 'domcontentloaded' });
       await unhide(page);
       const tabId = await tabIdOf(kl.context, page);
       const popup = await openPopup(kl.context, kl.extId, tabId);
-      await askQuestion(popup, first.question);
-      await waitForRunEnd(popup, { timeout: RUN_TIMEOUT_MS });
-      const asked = Date.now();
-      await askQuestion(popup, second.question);
-      // The first run's end still shows until the second one starts.
-      await waitUntil(async () => !['completed', 'failed', 'stopped', 'timed_out'].includes((await readPopup(popup)).state), { timeout: 30_000, interval: 50, message: 'the follow-up to start' });
-      const done = await waitForRunEnd(popup, { timeout: RUN_TIMEOUT_MS });
+      for (const [i, item] of pageItems.entries()) {
+        const asked = Date.now();
+        await askQuestion(popup, item.question);
+        // The previous run's end still shows until this one starts.
+        if (i > 0) await waitUntil(async () => !['completed', 'failed', 'stopped', 'timed_out'].includes((await readPopup(popup)).state), { timeout: 30_000, interval: 50, message: 'the follow-up to start' });
+        const done = await waitForRunEnd(popup, { timeout: RUN_TIMEOUT_MS });
+        const first = requestsSince(serverLog, asked)[0];
+        ours.push({ state: done.state, answer: done.answerText, ...served(first), adds_passages: addsPassages(first) });
+      }
       const session = `tab:${tabId}`;
       const exported = await requestBackend(popup, { type: 'export', session });
       const doc = exported.ok ? JSON.parse(exported.data.json) : null;
       stored = doc ? await storedRun(popup, session, doc.run) : null;
-      ours = { state: done.state, answer: doc?.answer ?? done.answerText, ...served(requestsSince(serverLog, asked)[0]) };
       await popup.close();
     } finally {
       await page.close();
@@ -404,21 +413,30 @@ async function followUps(kl, site, items, serverLog, set) {
       baseUrl: process.env.KL_BASE_URL, model: process.env.KL_MODEL || 'local-model', pageTitle: stored.title, pageText: stored.text,
       excerptChars: stored.excerptChars ?? set.excerpt_chars, maxTokens: stored.maxTokens ?? 512,
     };
-    await askBaseline(first, options);
-    const asked = Date.now();
-    const b = await askBaseline(second, options);
-    const baseline = { state: b.state, answer: b.answer, ...served(requestsSince(serverLog, asked)[0]) };
-    const ratio = ours?.first_token_ms && baseline.first_token_ms ? Math.round((ours.first_token_ms / baseline.first_token_ms) * 100) / 100 : null;
-    rows.push({ page: pageId, first: first.id, second: second.id, ours, baseline, ratio });
-    log(`follow-up ${second.id.padEnd(22)} ours ${fmt(ours.first_token_ms / 1000)} s to the first token (${ours.prompt_tokens_evaluated} of ${ours.prompt_tokens} prompt tokens read), baseline ${fmt(baseline.first_token_ms / 1000)} s (${baseline.prompt_tokens_evaluated} of ${baseline.prompt_tokens}): ${ratio}x`);
+    for (const [i, item] of pageItems.entries()) {
+      const asked = Date.now();
+      const b = await askBaseline(item, options);
+      if (i === 0) continue;
+      const baseline = { state: b.state, answer: b.answer, ...served(requestsSince(serverLog, asked)[0]) };
+      const o = ours[i];
+      const ratio = o?.first_token_ms && baseline.first_token_ms ? Math.round((o.first_token_ms / baseline.first_token_ms) * 100) / 100 : null;
+      rows.push({ page: pageId, first: pageItems[i - 1].id, second: item.id, ours: o, baseline, ratio });
+      log(`follow-up ${item.id.padEnd(22)} ours ${fmt(o.first_token_ms / 1000)} s to the first token (${o.prompt_tokens_evaluated} of ${o.prompt_tokens} prompt tokens read${o.adds_passages ? ', new passages' : ''}), baseline ${fmt(baseline.first_token_ms / 1000)} s (${baseline.prompt_tokens_evaluated} of ${baseline.prompt_tokens}): ${ratio}x`);
+    }
   }
+  const summary = (subset) => ({
+    count: subset.length,
+    ours_first_token_ms_median: median(subset.map((r) => r.ours.first_token_ms)),
+    baseline_first_token_ms_median: median(subset.map((r) => r.baseline.first_token_ms)),
+    ours_evaluated_median: median(subset.map((r) => r.ours.prompt_tokens_evaluated)),
+    baseline_evaluated_median: median(subset.map((r) => r.baseline.prompt_tokens_evaluated)),
+    ratio_median: median(subset.map((r) => r.ratio)),
+  });
   return {
     rows,
-    ours_first_token_ms_median: median(rows.map((r) => r.ours.first_token_ms)),
-    baseline_first_token_ms_median: median(rows.map((r) => r.baseline.first_token_ms)),
-    ours_evaluated_median: median(rows.map((r) => r.ours.prompt_tokens_evaluated)),
-    baseline_evaluated_median: median(rows.map((r) => r.baseline.prompt_tokens_evaluated)),
-    ratio_median: median(rows.map((r) => r.ratio)),
+    ...summary(rows),
+    without_new_passages: summary(rows.filter((r) => !r.ours.adds_passages)),
+    with_new_passages: summary(rows.filter((r) => r.ours.adds_passages)),
   };
 }
 

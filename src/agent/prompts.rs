@@ -23,7 +23,7 @@ use crate::tools::explain::{cut_instruction, EXPLAIN_TEXT_WITH_CONTEXT};
 use crate::tools::PAGE_DATA_TOOLS;
 pub use grounding::{grounding_text, notes_text};
 use grounding::{grounding_with, notes_with, question_line};
-use page::{excerpt, page_block, page_cut, page_extra, shows_whole};
+use page::{excerpt, page_block, page_cut, page_extra, question_passages, shows_whole};
 
 /// The built-in templates' texts: (file name, text, the sections this module renders).
 const BUILTIN: [(&str, &str, &[&str]); 8] = [
@@ -255,6 +255,7 @@ fn conversation_with(
     fit: &Fit,
 ) -> Result<Vec<ChatMessage>, TemplateError> {
     let fence = Fence::new(&state.nonce);
+    let user = |text: String| ChatMessage::new(Role::User, text);
     // The page block is the conversation's first user turn, a message of its own, so every
     // question stays a message of exactly what the user typed.
     let mut messages = vec![
@@ -277,6 +278,11 @@ fn conversation_with(
                 text.to_string()
             }
         };
+        // The turn's request gave these before its question: the same bytes again.
+        if !fit.cut_turns {
+            messages.extend(page_extra(state, templates, &turn.passages)?.map(user));
+            messages.extend(page_cut(state, templates, turn.seen)?.map(user));
+        }
         let text = user_text(templates, fence, &cut(&turn.question), turn.explain, false)?;
         messages.push(ChatMessage::new(Role::User, text));
         if !turn.answer.is_empty() {
@@ -286,12 +292,9 @@ fn conversation_with(
     if let Some(notes) = notes_with(state, templates)? {
         messages.push(ChatMessage::new(Role::User, notes));
     }
-    if let Some(extra) = page_extra(state, templates, fit)? {
-        messages.push(ChatMessage::new(Role::User, extra));
-    }
-    if let Some(cut) = page_cut(state, templates, fit)? {
-        messages.push(ChatMessage::new(Role::User, cut));
-    }
+    let given = question_passages(state, fit);
+    messages.extend(page_extra(state, templates, &given.extra)?.map(user));
+    messages.extend(page_cut(state, templates, given.seen)?.map(user));
     let text = user_text(
         templates,
         fence,

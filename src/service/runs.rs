@@ -60,6 +60,23 @@ fn page_nonce(state: &SessionState, page: Option<&PageInfo>, fresh: String) -> S
     }
 }
 
+/// The page `state`'s conversation is about, named for a notice (its title, else its
+/// URL), when `page` is another one: another origin or path (the query and the fragment
+/// aside). `None` without a conversation, or without a page on either side.
+fn another_page(state: &SessionState, page: Option<&PageInfo>) -> Option<String> {
+    let (before, now) = (state.page.as_ref()?, page?);
+    let place = |url: &str| url.split(['?', '#']).next().unwrap_or_default().to_string();
+    if !state::has_conversation(state) || place(&before.url) == place(&now.url) {
+        return None;
+    }
+    let title = crate::types::page::clean_title(&before.title);
+    Some(if title.trim().is_empty() {
+        crate::types::page::clean_url(&before.url)
+    } else {
+        title
+    })
+}
+
 /// What a new run starts from.
 enum Begin<'a> {
     /// A question (checked), researched in at most this many subtopics when given (checked).
@@ -260,8 +277,26 @@ impl Service {
         };
         // Registered only now: reading the page yielded to other requests.
         let claim = self.registry.register(key).ok_or_else(busy)?;
-        let config = settings.run_config(max_steps);
         let now = self.ports.clock.now_ms();
+        if let Some(earlier) = another_page(&state, page.as_ref()) {
+            // A conversation belongs to one page: what one site's text made of the answers
+            // never reaches the model on another. The earlier one goes to History first, so
+            // a failure loses nothing.
+            state::archive_conversation(self.ports.sessions.as_ref(), &state)
+                .await
+                .map_err(|e| {
+                    self.registry.finish(key);
+                    ApiError::storage(
+                        "keep the conversation about the page before in History (nothing was asked; clearing the history frees space)",
+                        e,
+                    )
+                })?;
+            state = state::fresh_conversation(&state, now);
+            notices.push(format!(
+                "Earlier conversation about {earlier} is in History."
+            ));
+        }
+        let config = settings.run_config(max_steps);
         let nonce = page_nonce(&state, page.as_ref(), fresh_nonce);
         let research = match begin {
             Begin::Question(question, research) => {

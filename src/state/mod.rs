@@ -242,7 +242,7 @@ impl PendingInput {
 }
 
 /// A finished question of this session, kept as conversation history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
 pub struct Turn {
     /// The question.
     pub question: String,
@@ -253,6 +253,16 @@ pub struct Turn {
     /// Whether it explained a selection (`question` is then the selected text).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub explain: bool,
+    /// The passages past the page block's lead its first request gave that no earlier turn
+    /// had (page order). Every later request on the page repeats them before its question,
+    /// so it starts with that request's bytes (the model server's prompt cache). Empty once
+    /// the session moves to another page.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passages: Vec<usize>,
+    /// How many of the page's passages the model had seen, when its request said so (a
+    /// question about a cut page); repeated with its passages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<usize>,
 }
 
 /// The session's compacted history: a summary that replaces, in every later request, the
@@ -454,12 +464,22 @@ impl SessionState {
         now_ms: u64,
     ) {
         if self.run_id > 0 && !self.question.is_empty() {
+            let given = self.question_passages(self.config.page_excerpt_chars, true);
             self.turns.push(Turn {
                 question: self.question.clone(),
                 answer: self.answer.clone(),
                 status: self.status,
                 explain: self.selection.is_some(),
+                passages: given.extra,
+                seen: given.seen,
             });
+        }
+        // Passages are indices into the page's text: another page's mean nothing here.
+        if self.page.as_ref().map(|p| &p.url) != page.as_ref().map(|p| &p.url) {
+            for turn in &mut self.turns {
+                turn.passages.clear();
+                turn.seen = None;
+            }
         }
         let turns = std::mem::take(&mut self.turns);
         let mut kept_answers = std::mem::take(&mut self.kept_answers);

@@ -15,7 +15,75 @@ use crate::types::ToolCall;
 /// whole (at most [`page::PASSAGE_MAX_CHARS`]).
 pub const EXCERPT_CHARS: usize = 200;
 
+/// What a request gives of its page beside the page block's lead, before its question.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QuestionPassages {
+    /// The passages chosen for the question that no earlier turn gave, in page order.
+    pub extra: Vec<usize>,
+    /// How many of the page's passages the model has seen, when the request says so: a
+    /// question about a cut page, the first one or one that adds passages (a note repeated
+    /// with nothing new is left out: its bytes would only be read again).
+    pub seen: Option<usize>,
+}
+
 impl SessionState {
+    /// The passages the earlier turns on this page gave beside the lead, in the order
+    /// given (those the session's summary covers are not in a request any more).
+    pub fn earlier_passages(&self) -> Vec<usize> {
+        let mut given = Vec::new();
+        for turn in self.uncovered_turns() {
+            for &i in &turn.passages {
+                if !given.contains(&i) {
+                    given.push(i);
+                }
+            }
+        }
+        given
+    }
+
+    /// The turns a request still carries (the summary stands for the others).
+    fn uncovered_turns(&self) -> &[super::Turn] {
+        let covered = self.compaction.as_ref().map_or(0, |c| c.turns);
+        &self.turns[covered.min(self.turns.len())..]
+    }
+
+    /// What the current question's request gives of its page beside the lead, for an
+    /// excerpt of `excerpt_chars` characters: the excerpt's passages past the lead, or with
+    /// `with_earlier` (the request repeats the earlier turns' passages) those of them that
+    /// match the question better than any passage an earlier turn gave; and the count of
+    /// passages seen for a question about a cut page.
+    pub fn question_passages(&self, excerpt_chars: usize, with_earlier: bool) -> QuestionPassages {
+        let Some(text) = self.page.as_ref().map(|p| p.text.as_str()) else {
+            return QuestionPassages::default();
+        };
+        if text.is_empty() {
+            return QuestionPassages::default();
+        }
+        let index = page::index_of(text);
+        let excerpt = page::excerpt(&index, text, self.page_query(), excerpt_chars);
+        let earlier = if with_earlier {
+            self.earlier_passages()
+        } else {
+            Vec::new()
+        };
+        // The excerpt's passages rank above every passage of the lead; a follow-up's also
+        // above every passage the conversation has: the first one it has ends them.
+        let mut extra: Vec<usize> = excerpt
+            .extra
+            .iter()
+            .copied()
+            .take_while(|i| !earlier.contains(i))
+            .collect();
+        crate::types::order::sort(&mut extra);
+        let total = index.passages().len();
+        let mut shown = excerpt.lead.len() + extra.len();
+        shown += earlier.iter().filter(|i| !excerpt.lead.contains(i)).count();
+        let said = with_earlier && self.uncovered_turns().iter().any(|t| t.seen.is_some());
+        let seen = (self.selection.is_none() && shown < total && !(said && extra.is_empty()))
+            .then_some(shown);
+        QuestionPassages { extra, seen }
+    }
+
     /// What the page block's passages are chosen for: the selection an explanation is
     /// about, else the question.
     pub fn page_query(&self) -> &str {
@@ -26,7 +94,8 @@ impl SessionState {
     }
 
     /// The passages of the page the run has given the model so far (indices, in the order
-    /// first given): those of the page block, then those of each successful `read_page` and
+    /// first given): those of the page block, those the earlier turns on the page gave,
+    /// then those of each successful `read_page` and
     /// `query_page` call. Each follows from the page text and the question or the call's
     /// arguments, so nothing a result's text says can add one.
     pub fn passages_given(&self) -> Vec<usize> {
@@ -43,6 +112,11 @@ impl SessionState {
             self.page_query(),
             self.config.page_excerpt_chars,
         );
+        for i in self.earlier_passages() {
+            if !given.contains(&i) {
+                given.push(i);
+            }
+        }
         let mut calls: Vec<(&str, &ToolCall)> = Vec::new();
         for entry in &self.trajectory {
             match &entry.item {

@@ -146,3 +146,37 @@ test('bad ids and busy sessions get clear errors and change nothing', async () =
   assert.deepEqual(await storedKeys('conv:'), []);
   await page.close();
 });
+
+test('a conversation belongs to one page: another origin starts afresh, the earlier one is in History', async () => {
+  const { page, tabId } = await fixtureTab();
+  const session = `tab:${tabId}`;
+  // The answer on page A carries words of A's text only (so the grounding check keeps it).
+  const marker = 'Agnes Tull';
+  await askAndWait(session, tabId, 'Who lit the lighthouse?', `Keeper ${marker} did, with colza oil.`);
+  assert.match((await worker.request({ type: 'snapshot', session })).data.answer, new RegExp(marker));
+  // The same tab goes to another page on another origin (the fixture server under another
+  // host name).
+  const elsewhere = pages.url('long-article.html').replace('//127.0.0.1:', '//localhost:');
+  assert.notEqual(new URL(elsewhere).origin, new URL(pages.url('article.html')).origin);
+  await page.goto(elsewhere);
+  const from = llm.chatRequests.length;
+  await askAndWait(session, tabId, 'What is this page about?', 'A demonstration.');
+  const sent = llm.chatRequests.slice(from);
+  assert.ok(sent.length > 0);
+  for (const request of sent) {
+    const body = JSON.stringify(request.body);
+    assert.ok(!body.includes(marker), 'the answer given on the other page reaches no request here');
+    assert.ok(!body.includes('Who lit the lighthouse?'), 'nor the question asked there');
+  }
+  const view = await worker.request({ type: 'snapshot', session });
+  assert.deepEqual(view.data.turns, []);
+  assert.equal(view.data.page.url, elsewhere);
+  assert.ok(view.data.notices.some((n) => /^Earlier conversation about .+ is in History\.$/.test(n)), JSON.stringify(view.data.notices));
+  const history = await worker.request({ type: 'history' });
+  const listed = history.data.conversations.filter((c) => c.session === session);
+  assert.deepEqual(listed.map((c) => c.title), ['Who lit the lighthouse?']);
+  const archived = await worker.request({ type: 'open_conversation', conversation: listed[0].id });
+  assert.match(archived.data.answer, new RegExp(marker));
+  await worker.request({ type: 'clear_history' });
+  await page.close();
+});

@@ -6,6 +6,7 @@ use super::{strings, Builtin};
 use crate::agent::context::Fit;
 use crate::agent::fence::Fence;
 use crate::agent::template::{Context, TemplateError};
+use crate::state::sources::QuestionPassages;
 use crate::state::SessionState;
 use crate::types::page::{clean_title, clean_url};
 
@@ -72,24 +73,31 @@ pub(super) fn shows_whole(state: &SessionState, excerpt: &crate::page::Excerpt) 
     })
 }
 
-/// The passages past the page block's lead that match the question best, fenced, as a user
-/// message of their own just before the question (so the page block before it stays the
-/// same from one question to the next); `None` when the lead holds the best match.
+/// What the current question's request gives of the page beside its lead (within the
+/// characters `fit` leaves): the passages chosen for it that no earlier turn gave, and the
+/// note on what the model has seen. Earlier turns' passages are repeated in their place
+/// unless `fit` cuts the turns.
+pub(super) fn question_passages(state: &SessionState, fit: &Fit) -> QuestionPassages {
+    let chars = fit
+        .excerpt_chars
+        .unwrap_or(state.config.page_excerpt_chars)
+        .min(state.config.page_excerpt_chars);
+    state.question_passages(chars, !fit.cut_turns)
+}
+
+/// The page's `passages` (past the page block's lead), fenced, as a user message of their
+/// own before the question they were chosen for (so the page block before them stays the
+/// same from one question to the next); `None` for none.
 pub(super) fn page_extra(
     state: &SessionState,
     templates: &Builtin,
-    fit: &Fit,
+    passages: &[usize],
 ) -> Result<Option<String>, TemplateError> {
-    let (Some(page), Some(excerpt)) = (&state.page, excerpt(state, fit)) else {
+    let Some(page) = state.page.as_ref().filter(|_| !passages.is_empty()) else {
         return Ok(None);
     };
-    if excerpt.extra.is_empty() {
-        return Ok(None);
-    }
     let index = crate::page::index_of(&page.text);
-    let mut extra = excerpt.extra;
-    crate::types::order::sort(&mut extra);
-    let text = crate::page::render(&index, &page.text, &extra);
+    let text = crate::page::render(&index, &page.text, passages);
     let data = Fence::new(&state.nonce).wrap(&text);
     templates
         .user
@@ -97,26 +105,18 @@ pub(super) fn page_extra(
         .map(Some)
 }
 
-/// For a question about a page that was cut, what the model has seen of it and how to find
-/// the rest, just before the question (small models acted on it there, not at the end of
-/// the page block); `None` for a page shown whole, and for an explanation (its context is
-/// given).
+/// For a question about a page that was cut, what the model has seen of it (`seen`
+/// passages) and how to find the rest, just before the question (small models acted on it
+/// there, not at the end of the page block); `None` without a count.
 pub(super) fn page_cut(
     state: &SessionState,
     templates: &Builtin,
-    fit: &Fit,
+    seen: Option<usize>,
 ) -> Result<Option<String>, TemplateError> {
-    if state.selection.is_some() {
-        return Ok(None);
-    }
-    let (Some(page), Some(excerpt)) = (&state.page, excerpt(state, fit)) else {
+    let (Some(page), Some(shown)) = (&state.page, seen) else {
         return Ok(None);
     };
     let total = crate::page::index_of(&page.text).passages().len();
-    let shown = excerpt.lead.len() + excerpt.extra.len();
-    if shown >= total {
-        return Ok(None);
-    }
     let values = strings(&[("shown", &shown.to_string()), ("total", &total.to_string())]);
     templates.user.render(&values, &["page_cut"]).map(Some)
 }
