@@ -162,6 +162,64 @@ fn the_next_question_continues_the_conversation() {
     );
 }
 
+/// A short page of its own, on the same origin as the harbour's, at another path.
+fn quarry() -> PageInfo {
+    PageInfo {
+        title: "Quarry".into(),
+        url: "http://127.0.0.1/quarry".into(),
+        text: "## Quarry\nThe quarry gives grey granite for the town's roads.\n".into(),
+        reader: "readability".into(),
+        lang: "en".into(),
+    }
+}
+
+#[test]
+fn a_page_that_cannot_be_read_ends_the_conversation_of_the_page_before() {
+    let harbour = PageInfo {
+        title: "Harbour".into(),
+        url: "http://127.0.0.1/harbour".into(),
+        text: "## Harbour\nThe harbour's boats come in at dawn.\n".into(),
+        reader: "readability".into(),
+        lang: "en".into(),
+    };
+    // Tab 9 is not in the map: its page cannot be read (a chrome:// page, say).
+    let pages = BTreeMap::from([(3, harbour), (4, quarry())]);
+    let h = harness_on(
+        vec![
+            Reply::text("At dawn."),
+            Reply::text("Nothing."),
+            Reply::text("Granite."),
+        ],
+        pages,
+    );
+    for (id, question, tab) in [
+        (1, "When do the boats come in?", 3),
+        (2, "What is here?", 9),
+        (3, "What does the quarry give?", 4),
+    ] {
+        let reply = call(
+            &h,
+            json!({"id": id, "type": "ask", "session": "tab:3", "question": question, "tab_id": tab}),
+        );
+        assert_eq!(reply["ok"], true, "{reply}");
+    }
+    let requests = h.llm.requests.borrow();
+    for request in &requests[1..] {
+        let texts = format!("{:?}", request.messages);
+        for earlier in ["boats", "dawn", "At dawn."] {
+            assert!(!texts.contains(earlier), "{earlier}: {texts}");
+        }
+    }
+    let history = call(&h, json!({"id": 4, "type": "history"}));
+    let titles: Vec<&str> = history["data"]["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["title"].as_str())
+        .collect();
+    assert_eq!(titles, ["When do the boats come in?"]);
+}
+
 /// The fence tag a request's system text names (`page-` and 16 hex digits).
 fn fence_tag(request: &knowledgelens::llm::ChatRequest) -> String {
     let system = &request.messages[0].content;
@@ -189,13 +247,13 @@ fn questions_on_one_page_repeat_the_requests_before_them_and_another_page_starts
     };
     let mut pages = BTreeMap::new();
     pages.insert(3, page("http://127.0.0.1/harbour"));
-    pages.insert(4, page("http://127.0.0.1/other"));
+    pages.insert(4, quarry());
     let h = harness_on(
         vec![
             Reply::text("Boats."),
             Reply::text("43 cm."),
             Reply::text("In the hard winter."),
-            Reply::text("Stones."),
+            Reply::text("Granite."),
         ],
         pages,
     );
@@ -209,7 +267,7 @@ fn questions_on_one_page_repeat_the_requests_before_them_and_another_page_starts
     ask(1, "What does basin 2 hold?", 3);
     ask(2, "How thick was the winter ice?", 3);
     ask(3, "When was the ice that thick?", 3);
-    ask(4, "What paves the quay?", 4);
+    ask(4, "What does the quarry give?", 4);
     let requests = h.llm.requests.borrow();
     let (first, second, third, elsewhere) =
         (&requests[0], &requests[1], &requests[2], &requests[3]);
@@ -250,7 +308,14 @@ fn questions_on_one_page_repeat_the_requests_before_them_and_another_page_starts
     // harbour's reaches its request, and the harbour's conversation is in History.
     assert_ne!(fence_tag(elsewhere), fence_tag(first));
     let texts = format!("{:?}", elsewhere.messages);
-    for earlier in ["basin 2", "Boats.", "winter ice", "43 cm", "forty-three"] {
+    for earlier in [
+        "Harbour",
+        "asin",
+        "Boats.",
+        "winter ice",
+        "43 cm",
+        "forty-three",
+    ] {
         assert!(!texts.contains(earlier), "{earlier}: {texts}");
     }
     let view = call(&h, json!({"id": 5, "type": "snapshot", "session": "tab:3"}));

@@ -61,12 +61,18 @@ fn page_nonce(state: &SessionState, page: Option<&PageInfo>, fresh: String) -> S
 }
 
 /// The page `state`'s conversation is about, named for a notice (its title, else its
-/// URL), when `page` is another one: another origin or path (the query and the fragment
-/// aside). `None` without a conversation, or without a page on either side.
-fn another_page(state: &SessionState, page: Option<&PageInfo>) -> Option<String> {
-    let (before, now) = (state.page.as_ref()?, page?);
+/// URL), when the tab now shows another one: `page`, of another origin or path (the query
+/// and the fragment aside), or no page at all after a `read` that failed (a page
+/// extensions may not read, a closed tab: the conversation's page is not known to be
+/// there). `None` without a conversation, or when it had no page.
+fn another_page(state: &SessionState, page: Option<&PageInfo>, read: bool) -> Option<String> {
+    let before = state.page.as_ref()?;
     let place = |url: &str| url.split(['?', '#']).next().unwrap_or_default().to_string();
-    if !state::has_conversation(state) || place(&before.url) == place(&now.url) {
+    let same = match page {
+        Some(now) => place(&before.url) == place(&now.url),
+        None => !read,
+    };
+    if same || !state::has_conversation(state) {
         return None;
     }
     let title = crate::types::page::clean_title(&before.title);
@@ -278,19 +284,18 @@ impl Service {
         // Registered only now: reading the page yielded to other requests.
         let claim = self.registry.register(key).ok_or_else(busy)?;
         let now = self.ports.clock.now_ms();
-        if let Some(earlier) = another_page(&state, page.as_ref()) {
+        if let Some(earlier) = another_page(&state, page.as_ref(), tab_id.is_some()) {
             // A conversation belongs to one page: what one site's text made of the answers
             // never reaches the model on another. The earlier one goes to History first, so
             // a failure loses nothing.
-            state::archive_conversation(self.ports.sessions.as_ref(), &state)
-                .await
-                .map_err(|e| {
-                    self.registry.finish(key);
-                    ApiError::storage(
-                        "keep the conversation about the page before in History (nothing was asked; clearing the history frees space)",
-                        e,
-                    )
-                })?;
+            let store = self.ports.sessions.as_ref();
+            if let Err(e) = state::archive_conversation(store, &state).await {
+                self.end(key).await;
+                return Err(ApiError::storage(
+                    "keep the conversation about the page before in History (nothing was asked; clearing the history frees space)",
+                    e,
+                ));
+            }
             state = state::fresh_conversation(&state, now);
             notices.push(format!(
                 "Earlier conversation about {earlier} is in History."

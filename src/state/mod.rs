@@ -474,8 +474,12 @@ impl SessionState {
                 seen: given.seen,
             });
         }
-        // Passages are indices into the page's text: another page's mean nothing here.
-        if self.page.as_ref().map(|p| &p.url) != page.as_ref().map(|p| &p.url) {
+        // Passages are indices into the page's text: another text's mean nothing here.
+        let same = match (&self.page, &page) {
+            (Some(before), Some(now)) => before.url == now.url && before.text == now.text,
+            (before, now) => before.is_none() && now.is_none(),
+        };
+        if !same {
             for turn in &mut self.turns {
                 turn.passages.clear();
                 turn.seen = None;

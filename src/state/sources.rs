@@ -94,9 +94,9 @@ impl SessionState {
     }
 
     /// The passages of the page the run has given the model so far (indices, in the order
-    /// first given): those of the page block, those the earlier turns on the page gave,
-    /// then those of each successful `read_page` and
-    /// `query_page` call. Each follows from the page text and the question or the call's
+    /// first given): those its requests hold before the question (the page block's lead,
+    /// the earlier turns' passages and the question's own), in page order, then those of
+    /// each successful `read_page` and `query_page` call. Each follows from the page text and the question or the call's
     /// arguments, so nothing a result's text says can add one.
     pub fn passages_given(&self) -> Vec<usize> {
         let Some(text) = self.page.as_ref().map(|p| p.text.as_str()) else {
@@ -106,17 +106,15 @@ impl SessionState {
             return Vec::new();
         }
         let index = page::index_of(text);
-        let mut given = page::context_passages(
-            &index,
-            text,
-            self.page_query(),
-            self.config.page_excerpt_chars,
-        );
-        for i in self.earlier_passages() {
+        let chars = self.config.page_excerpt_chars;
+        let mut given = page::excerpt(&index, text, self.page_query(), chars).lead;
+        let current = self.question_passages(chars, true).extra;
+        for i in current.into_iter().chain(self.earlier_passages()) {
             if !given.contains(&i) {
                 given.push(i);
             }
         }
+        crate::types::order::sort(&mut given);
         let mut calls: Vec<(&str, &ToolCall)> = Vec::new();
         for entry in &self.trajectory {
             match &entry.item {
@@ -209,5 +207,109 @@ impl SessionState {
         let total = page::index_of(text).passages().len();
         let given = self.passages_given().len();
         (total > 0 && given < total).then_some((given, total))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Compaction, RunStatus, Turn};
+    use super::*;
+    use crate::state::RunConfig;
+    use crate::types::PageInfo;
+
+    /// A session on a page of 60 passages (each about one numbered basin, with a rare
+    /// word of its own), cut to an excerpt, asking `question` after `turns`.
+    fn asking(question: &str, turns: Vec<Turn>) -> SessionState {
+        let text: String = (1..=60)
+            .map(|i| format!("## Basin {i}\nBasin {i} keeps the word w{i}x and boats of the harbour, by the old quay stones.\n\n"))
+            .collect();
+        let page = PageInfo {
+            title: "Harbour".into(),
+            url: "http://127.0.0.1/harbour".into(),
+            text,
+            reader: "readability".into(),
+            lang: "en".into(),
+        };
+        let config = RunConfig {
+            page_excerpt_chars: 1_500,
+            ..RunConfig::default()
+        };
+        let mut state = SessionState::new("tab:1", 0);
+        state.begin_run(question, Some(page), config, 0);
+        state.turns = turns;
+        state
+    }
+
+    fn turn(passages: Vec<usize>, seen: Option<usize>) -> Turn {
+        Turn {
+            question: "Earlier?".into(),
+            answer: "Yes.".into(),
+            status: RunStatus::Completed,
+            passages,
+            seen,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_follow_up_gives_only_the_passages_that_match_it_better_than_those_it_has() {
+        let first = asking("Which basin keeps w50x and w51x?", Vec::new());
+        let given = first.question_passages(1_500, true);
+        assert!(
+            !given.extra.is_empty(),
+            "the best passages lie past the lead"
+        );
+        let best: Vec<usize> = given.extra.clone();
+        assert!(
+            given.seen.is_some(),
+            "a cut page's first question gets the note"
+        );
+
+        // The same question again: every passage it would be given is there already.
+        let again = asking(
+            "Which basin keeps w50x and w51x?",
+            vec![turn(best.clone(), given.seen)],
+        );
+        let repeat = again.question_passages(1_500, true);
+        assert_eq!(
+            repeat,
+            QuestionPassages::default(),
+            "nothing new: no passages, no note"
+        );
+        assert!(best.iter().all(|i| again.passages_given().contains(i)));
+
+        // A follow-up gets only the passages ranked above every one it has: w30x's ranks
+        // below w20x's, given earlier, so nothing is added.
+        let follow = asking(
+            "Which basin keeps w30x? w30x, w30x: or w20x?",
+            vec![turn(vec![19], Some(9))],
+        );
+        let ranked = follow.question_passages(1_500, false);
+        assert_eq!(
+            ranked.extra,
+            [19, 29],
+            "w20x's is chosen without the earlier turn"
+        );
+        assert_eq!(
+            follow.question_passages(1_500, true),
+            QuestionPassages::default()
+        );
+
+        // A summary covering the earlier turn: its passages are not in the request any more.
+        let mut covered = asking(
+            "Which basin keeps w50x and w51x?",
+            vec![turn(best.clone(), given.seen)],
+        );
+        covered.compaction = Some(Compaction {
+            turns: 1,
+            run_id: covered.run_id,
+            entries: 0,
+            summary: "Basins.".into(),
+            by_model: true,
+        });
+        assert_eq!(covered.earlier_passages(), Vec::<usize>::new());
+        assert_eq!(covered.question_passages(1_500, true).extra, given.extra);
+        // Turns cut for the window: the same.
+        assert_eq!(again.question_passages(1_500, false).extra, given.extra);
     }
 }
