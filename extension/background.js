@@ -10,15 +10,16 @@
 // - tells the backend which pages connect and disconnect, and which notification was clicked
 //   (the backend decides what that means: a popup open, a question to notify, a popup to open);
 // - for "explain selection" (context menu, keyboard command): captures the selection, sends
-//   `explain` and injects the in-page panel (content/panel.js), whose port (PANEL_PORT_NAME) it
-//   accepts only from a tab, passing its requests to `backend.handle_panel`; a tab's session
-//   events also go to that tab while its panel is connected (chrome.tabs.sendMessage).
+//   `explain` and injects the in-page panel (content/panel.js, which frames panel.html). The
+//   panel's port (PANEL_PORT_NAME) is accepted only from our panel document in a frame of a
+//   tab (senders.js), its requests go to `backend.handle_panel`, and it gets the events of
+//   the run it shows, nothing else.
 // - after a crash (a Rust panic aborts the wasm instance), answers the requests in flight,
 //   resets the instance and starts a fresh backend (see "A crash" below).
 // It keeps no run state: the worker can be stopped at any moment (see the Rust state module).
 
 import { captureSelection } from './capture.js';
-import { isOwnExtensionPage } from './senders.js';
+import { isOwnExtensionPage, panelRun } from './senders.js';
 import { MAX_STEPS_DEFAULT, PANEL_PORT_NAME, PORT_NAME, REQUESTS } from './protocol.gen.js';
 import init, { Backend, __wbg_reset_state } from './wasm/knowledgelens.js';
 
@@ -39,19 +40,24 @@ function post(port, message) {
   }
 }
 
-/** Connected in-page panels, by tab id (a tab has one panel; a reload may briefly make two). */
-/** @type {Map<number, Set<chrome.runtime.Port>>} */
+/** Connected in-page panels: each port with the tab and the run it shows. */
+/** @type {Map<chrome.runtime.Port, {tabId: number, run: number}>} */
 const panels = new Map();
 
 /**
- * Called by Rust with plain JSON-compatible objects: broadcast to every connected page, and a
- * `tab:<N>` session's messages to tab N's panel when one is connected.
+ * Called by Rust with plain JSON-compatible objects: broadcast to every connected page, and
+ * a run's events of a `tab:<N>` session to the panels of tab N that show that run.
  */
 function emit(message) {
   for (const port of ports) post(port, message);
-  const tabId = Number(/^tab:(\d+)$/.exec(message?.session ?? '')?.[1]);
-  if (panels.has(tabId)) {
-    chrome.tabs.sendMessage(tabId, message, { frameId: 0 }).catch(() => {});
+  for (const [port, shown] of panels) {
+    if (message?.session === `tab:${shown.tabId}` && message.run === shown.run) {
+      try {
+        port.postMessage(message);
+      } catch {
+        panels.delete(port);
+      }
+    }
   }
 }
 
@@ -146,20 +152,18 @@ async function handleRequest(port, request) {
   if (ports.has(port)) post(port, envelope);
 }
 
-/** An in-page panel's port: only from a tab; its requests go to `handle_panel`. */
+/** An in-page panel's port: only from our panel document in a frame of a tab (the backend
+ * checks again); its requests go to `handle_panel`. */
 function acceptPanel(port) {
-  const tabId = port.sender?.tab?.id;
-  if (typeof tabId !== 'number' || tabId < 0) {
+  const shown = panelRun(port.sender, chrome.runtime);
+  if (!shown) {
     port.disconnect();
     return;
   }
-  if (!panels.has(tabId)) panels.set(tabId, new Set());
-  panels.get(tabId).add(port);
+  panels.set(port, shown);
   port.onDisconnect.addListener(() => {
     void chrome.runtime.lastError;
-    const set = panels.get(tabId);
-    set?.delete(port);
-    if (set?.size === 0) panels.delete(tabId);
+    panels.delete(port);
   });
   port.onMessage.addListener((request) => {
     const id = request && typeof request === 'object' ? request.id ?? null : null;
@@ -256,13 +260,14 @@ function notify(title, message) {
     .catch((err) => console.error('KnowledgeLens: could not show a notification:', err));
 }
 
-/** Injects the in-page panel into the top frame of `tabId` (it reuses an existing panel). */
-async function injectPanel(tabId) {
+/** Injects the in-page panel for run `run` into the top frame of `tabId` (it reuses an
+ * existing panel). */
+async function injectPanel(tabId, run) {
   const target = { tabId, frameIds: [0] };
   await chrome.scripting.executeScript({
     target,
     func: (init) => { globalThis.__klPanelInit = init; },
-    args: [{ tabId, portName: PANEL_PORT_NAME }],
+    args: [{ tabId, run }],
   });
   await chrome.scripting.executeScript({ target, files: ['content/panel.js'] });
 }
@@ -299,7 +304,7 @@ async function explainFromTab(tabId, source) {
   const envelope = await unlessCrashed(backend.handle(request, SELF));
   if (!envelope?.ok) return fail(envelope?.error ?? { kind: 'internal', message: 'The request failed.' });
   try {
-    await injectPanel(tabId);
+    await injectPanel(tabId, envelope.data.run);
   } catch (err) {
     console.warn(`KnowledgeLens: could not show the panel (${source}):`, err);
   }

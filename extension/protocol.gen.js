@@ -10,8 +10,7 @@ export const PANEL_PORT_NAME = "knowledgelens-panel";
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export const PANEL_REQUESTS = Object.freeze([
   "snapshot",
-  "stop",
-  "follow_up"
+  "stop"
 ]);
 
 /** Request types (`type` of a request), by name. */

@@ -7,7 +7,7 @@
 // Then, as a reader would:
 // 1. selects the sentence "Despite its name, this slow start grows exponentially." and
 //    explains it through the menu path (`klExplainFromTab(tab, 'menu')`, what the context menu
-//    item and Alt+Shift+E call), reading the in-page panel (region "KnowledgeLens
+//    item and Alt+Shift+E call), reading the in-page panel's frame (region "KnowledgeLens
 //    explanation") through the page's accessibility tree until its run ends;
 // 2. opens the popup on that tab and asks the question (by default one about the page whose
 //    answer is on it), in the tab's conversation, until that run ends.
@@ -40,12 +40,12 @@ import {
   waitUntil,
 } from '../tests/e2e/support/browser.mjs';
 import { askQuestion, readPopup, requestBackend, waitForRunEnd } from '../tests/e2e/support/popup.mjs';
+import { panelHandle, panelTree } from '../tests/e2e/support/panel.mjs';
 import { serveDirectory } from '../tests/e2e/support/static-server.mjs';
 
 const SAMPLE_DIR = fileURLToPath(new URL('./sample-page/', import.meta.url));
 const SENTENCE = 'Despite its name, this slow start grows exponentially.';
 const DEFAULT_QUESTION = 'Which congestion control algorithm is the default in Linux, according to the page?';
-const PANEL_REGION = 'KnowledgeLens explanation';
 const TERMINAL = new Set(['completed', 'failed', 'stopped', 'timed_out']);
 
 const log = (line) => process.stderr.write(`[run] ${line}\n`);
@@ -148,15 +148,15 @@ function selectSentence(page, sentence) {
 }
 
 /**
- * The in-page panel as the page's accessibility tree shows it (as tests/e2e/explain.test.mjs
- * reads it; the panel is in a closed shadow root): null when absent, else its status line and
- * the answer's paragraphs, one a line.
+ * The in-page panel as its frame's accessibility tree shows it (as tests/e2e/explain.test.mjs
+ * reads it: the panel is panel.html in a frame of the extension's origin, read over a CDP
+ * session on that frame): null when absent, else its status line and the answer's
+ * paragraphs, one a line (`handle`: tests/e2e/support/panel.mjs's panelHandle).
  */
-async function readPanel(cdp) {
-  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
-  const byId = new Map(nodes.map((n) => [n.nodeId, n]));
-  const region = nodes.find((n) => !n.ignored && n.role?.value === 'region' && n.name?.value === PANEL_REGION);
-  if (!region) return null;
+async function readPanel(handle) {
+  const tree = await panelTree(handle);
+  if (!tree) return null;
+  const { byId, region } = tree;
   const status = [];
   const texts = [];
   const walk = (node, inStatus) => {
@@ -178,9 +178,8 @@ const panelEnded = (status) => status === 'Done.' || status === 'Stopped.' || /^
  * its run ends: {status, text, firstS, totalS}, the times from the trigger in seconds.
  */
 async function explainInPanel(kl, page, tabId, timeoutMs) {
-  const cdp = await page.context().newCDPSession(page);
+  const handle = panelHandle(page);
   try {
-    await cdp.send('Accessibility.enable');
     const started = Date.now();
     const result = await kl.worker.evaluate((id) => globalThis.klExplainFromTab(id, 'menu'), tabId);
     if (!result?.ok) throw new Error(`the explanation did not start: ${result?.error?.message ?? JSON.stringify(result)}`);
@@ -188,7 +187,7 @@ async function explainInPanel(kl, page, tabId, timeoutMs) {
     let last = null;
     try {
       await waitUntil(async () => {
-        last = await readPanel(cdp);
+        last = await readPanel(handle);
         if (first === null && last?.answer) first = Date.now();
         return last && panelEnded(last.status);
       }, { timeout: timeoutMs, interval: 100, message: 'the explanation to end' });
@@ -203,7 +202,7 @@ async function explainInPanel(kl, page, tabId, timeoutMs) {
       totalS: (ended - started) / 1000,
     };
   } finally {
-    await cdp.detach().catch(() => {});
+    await handle.detach();
   }
 }
 

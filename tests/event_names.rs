@@ -165,10 +165,10 @@ fn envelope_wire_form_is_frozen() {
         rev: 7,
         seq: 42,
     };
-    let v = serde_json::to_value(EventEnvelope::new("tab:4", event)).expect("serialize");
+    let v = serde_json::to_value(EventEnvelope::new("tab:4", 7, event)).expect("serialize");
     assert_eq!(
         v,
-        json!({"type": "event", "session": "tab:4", "event": {"type": "executing", "tool": "read_page", "step": 2, "max_steps": 5, "usage": {"input": 10, "output": 3, "budget": 32000}, "rev": 7, "seq": 42}})
+        json!({"type": "event", "session": "tab:4", "run": 7, "event": {"type": "executing", "tool": "read_page", "step": 2, "max_steps": 5, "usage": {"input": 10, "output": 3, "budget": 32000}, "rev": 7, "seq": 42}})
     );
 }
 
@@ -203,6 +203,7 @@ fn session_view_fields_are_frozen() {
             "phase",
             "question",
             "rev",
+            "run",
             "search_offer",
             "seq",
             "session",

@@ -15,8 +15,8 @@ use knowledgelens::service::{check_panel_request, Ports, Service};
 use knowledgelens::settings::{Settings, SETTINGS_KEY};
 use knowledgelens::state::config::ReadingLevel;
 use knowledgelens::testing::{
-    FixedModel, ManualClock, MemoryStore, NotifierCall, RecordingNotifier, RecordingSink, Reply,
-    ScriptedLlm, StaticPages,
+    FixedModel, ManualClock, MemoryStore, RecordingNotifier, RecordingSink, Reply, ScriptedLlm,
+    StaticPages,
 };
 use knowledgelens::tools::ToolBox;
 use knowledgelens::types::PageInfo;
@@ -214,12 +214,14 @@ fn explain_starts_a_run_like_ask_and_marks_the_turn() {
 }
 
 #[test]
-fn the_panel_may_only_snapshot_stop_or_follow_up_on_its_own_tab() {
-    let h = harness(vec![]);
-    // Every other command, even well-formed, is forbidden.
+fn the_panel_may_only_snapshot_or_stop_its_own_run_on_its_own_tab() {
+    let h = harness(vec![Reply::text("Spring tides are the large ones.")]);
+    // Every other command, even well-formed, is forbidden (a follow-up opens the side panel
+    // from the panel itself now).
     for kind in [
         "ask",
         "explain",
+        "follow_up",
         "export",
         "get_settings",
         "save_settings",
@@ -232,14 +234,14 @@ fn the_panel_may_only_snapshot_stop_or_follow_up_on_its_own_tab() {
         "search_offer",
         "nonsense",
     ] {
-        let request = json!({"id": 3, "type": kind, "session": "tab:12", "question": "x",
+        let request = json!({"id": 3, "type": kind, "session": "tab:12", "run": 1, "question": "x",
                              "tab_id": 12, "selection": selection("x")});
         let reply = panel(&h, request, Some(12));
         assert_eq!(reply["ok"], false, "{kind}: {reply}");
         assert_eq!(reply["error"]["kind"], "forbidden", "{kind}");
         assert_eq!(reply["id"], 3, "{kind}: the reply names the request");
     }
-    // Another tab's session, the popup's, none, or a sender outside any tab.
+    // Another tab's session, the popup's, none, or a sender that is not our panel in a tab.
     for (session, tab) in [
         (json!("tab:13"), Some(12)),
         (json!("popup"), Some(12)),
@@ -247,38 +249,66 @@ fn the_panel_may_only_snapshot_stop_or_follow_up_on_its_own_tab() {
         (json!("tab:12"), None),
         (json!("tab:12"), Some(-1)),
     ] {
-        for kind in ["snapshot", "stop", "follow_up"] {
-            let reply = panel(&h, json!({"id": 4, "type": kind, "session": session}), tab);
+        for kind in ["snapshot", "stop"] {
+            let request = json!({"id": 4, "type": kind, "session": session, "run": 1});
+            let reply = panel(&h, request, tab);
             assert_eq!(
                 reply["error"]["kind"], "forbidden",
                 "{kind} {session} {tab:?}"
             );
         }
     }
-    assert!(h.notifier.calls().is_empty(), "nothing was opened");
     assert!(check_panel_request("{", Some(12)).is_err());
-
-    // Its own tab: the three requests work.
-    let snap = panel(
+    assert!(h.notifier.calls().is_empty(), "nothing was opened");
+    let no_run = panel(
         &h,
         json!({"id": 5, "type": "snapshot", "session": "tab:12"}),
         Some(12),
     );
+    assert_eq!(no_run["error"]["kind"], "bad_request", "{no_run}");
+
+    // Its own run: the snapshot holds the run and nothing else of the session.
+    let explained = call(&h, explain_request("Spring tides"));
+    let run = explained["data"]["run"]
+        .as_u64()
+        .expect("the explain reply names its run");
+    let snap = panel(
+        &h,
+        json!({"id": 6, "type": "snapshot", "session": "tab:12", "run": run}),
+        Some(12),
+    );
     assert_eq!(snap["ok"], true, "{snap}");
-    assert_eq!(snap["data"]["session"], "tab:12");
+    let mut fields: Vec<&str> = snap["data"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        ["answer", "draft", "error", "rev", "run", "seq", "status"]
+    );
+    assert_eq!(snap["data"]["answer"], "Spring tides are the large ones.");
+    assert_eq!(snap["data"]["status"], "completed");
     let stop = panel(
         &h,
-        json!({"id": 6, "type": "stop", "session": "tab:12"}),
+        json!({"id": 7, "type": "stop", "session": "tab:12", "run": run}),
         Some(12),
     );
-    assert_eq!(stop["data"]["stopping"], false);
-    let follow = panel(
-        &h,
-        json!({"id": 7, "type": "follow_up", "session": "tab:12"}),
-        Some(12),
-    );
-    assert_eq!(follow["data"]["opened"], "popup", "{follow}");
-    assert_eq!(h.notifier.calls(), vec![NotifierCall::OpenPopup(Some(12))]);
+    assert_eq!(stop["data"]["stopping"], false, "{stop}");
+    // Another run of the tab (earlier or later) is not the panel's to see or stop.
+    for (kind, other) in [("snapshot", run + 1), ("stop", run - 1)] {
+        let reply = panel(
+            &h,
+            json!({"id": 8, "type": kind, "session": "tab:12", "run": other}),
+            Some(12),
+        );
+        assert_eq!(
+            reply["error"]["kind"], "not_found",
+            "{kind} {other}: {reply}"
+        );
+    }
 }
 
 #[test]
@@ -286,16 +316,17 @@ fn the_panel_stops_its_tabs_run() {
     let h = harness(vec![Reply::text("partial")]);
     let (reply, run) = block_on(h.service.handle_json(explain_request("Spring tides")));
     assert_eq!(reply["ok"], true);
+    let id = reply["data"]["run"].clone();
     let stop = panel(
         &h,
-        json!({"id": 6, "type": "stop", "session": "tab:12"}),
+        json!({"id": 6, "type": "stop", "session": "tab:12", "run": id}),
         Some(12),
     );
     assert_eq!(stop["data"]["stopping"], true, "{stop}");
     block_on(run.expect("a run"));
     let snap = panel(
         &h,
-        json!({"id": 7, "type": "snapshot", "session": "tab:12"}),
+        json!({"id": 7, "type": "snapshot", "session": "tab:12", "run": id}),
         Some(12),
     );
     assert_eq!(snap["data"]["status"], "stopped", "{snap}");

@@ -369,17 +369,34 @@ async fn backend_refuses_foreign_senders() {
         get(&reply, &["error", "kind"]).as_string().as_deref(),
         Some("forbidden")
     );
-    let other =
-        js_sys::eval("({ id: 'someoneelse', url: 'chrome-extension://someoneelse/x.html' })")
-            .expect("sender");
-    let reply = JsFuture::from(backend.handle(req, other))
+    // Another extension; our in-page panel (at its dynamic or its own origin); another page
+    // of ours in a frame inside a page (web-accessible pages can be framed).
+    for sender in [
+        "({ id: 'someoneelse', url: 'chrome-extension://someoneelse/x.html' })",
+        "({ id: 'testextensionid', url: 'chrome-extension://d1c2b3a4/panel.html?tab=1&run=2', tab: { id: 1 }, frameId: 4 })",
+        "({ id: 'testextensionid', url: 'chrome-extension://testextensionid/panel.html', frameId: 0 })",
+        "({ id: 'testextensionid', url: 'chrome-extension://testextensionid/popup.html', tab: { id: 1 }, frameId: 4 })",
+    ] {
+        let reply = JsFuture::from(backend.handle(req.clone(), js_sys::eval(sender).expect("sender")))
+            .await
+            .expect("envelope");
+        assert_eq!(
+            get(&reply, &["error", "kind"]).as_string().as_deref(),
+            Some("forbidden"),
+            "{sender}"
+        );
+        assert_eq!(get(&reply, &["id"]).as_f64(), Some(9.0));
+    }
+    // The popup opened in a tab of its own (frame 0) is ours.
+    let popup_tab = "({ id: 'testextensionid', url: 'chrome-extension://testextensionid/popup.html?tab=1', tab: { id: 7 }, frameId: 0 })";
+    let reply = JsFuture::from(backend.handle(req, js_sys::eval(popup_tab).expect("sender")))
         .await
         .expect("envelope");
     assert_eq!(
-        get(&reply, &["error", "kind"]).as_string().as_deref(),
-        Some("forbidden")
+        get(&reply, &["ok"]).as_bool(),
+        Some(true),
+        "the popup in a tab"
     );
-    assert_eq!(get(&reply, &["id"]).as_f64(), Some(9.0));
 }
 
 #[wasm_bindgen_test]
@@ -393,31 +410,42 @@ async fn the_panel_handler_reads_the_senders_tab_and_refuses_the_rest() {
         let sender = js_sys::eval(sender).expect("sender");
         JsFuture::from(backend.handle_panel(req, sender))
     };
-    let in_tab_12 = "({ id: 'testextensionid', url: 'https://page.test/', tab: { id: 12 } })";
+    let in_tab_12 = "({ id: 'testextensionid', url: 'chrome-extension://d1c2b3a4/panel.html?tab=12&run=0', tab: { id: 12 }, frameId: 3 })";
     let reply = panel(
-        r#"{"id": 1, "type": "snapshot", "session": "tab:12"}"#,
+        r#"{"id": 1, "type": "snapshot", "session": "tab:12", "run": 0}"#,
         in_tab_12,
     )
     .await
     .expect("envelope");
     assert_eq!(get(&reply, &["ok"]).as_bool(), Some(true));
-    assert_eq!(
-        get(&reply, &["data", "session"]).as_string().as_deref(),
-        Some("tab:12")
-    );
+    assert_eq!(get(&reply, &["data", "run"]).as_f64(), Some(0.0));
     for (request, sender) in [
         (
             r#"{"id": 2, "type": "snapshot", "session": "tab:13"}"#,
             in_tab_12,
         ),
         (r#"{"id": 2, "type": "get_settings"}"#, in_tab_12),
+        // Not our panel frame in a tab: no tab, another extension, a content script (the
+        // page's URL), our panel at the top of a tab, another page of ours in a frame.
         (
-            r#"{"id": 2, "type": "snapshot", "session": "tab:12"}"#,
-            "({ id: 'testextensionid', url: 'https://page.test/' })",
+            r#"{"id": 2, "type": "snapshot", "session": "tab:12", "run": 0}"#,
+            "({ id: 'testextensionid', url: 'chrome-extension://d1c2b3a4/panel.html', frameId: 3 })",
         ),
         (
-            r#"{"id": 2, "type": "snapshot", "session": "tab:12"}"#,
-            "({ id: 'someoneelse', url: 'https://page.test/', tab: { id: 12 } })",
+            r#"{"id": 2, "type": "snapshot", "session": "tab:12", "run": 0}"#,
+            "({ id: 'someoneelse', url: 'chrome-extension://d1c2b3a4/panel.html', tab: { id: 12 }, frameId: 3 })",
+        ),
+        (
+            r#"{"id": 2, "type": "snapshot", "session": "tab:12", "run": 0}"#,
+            "({ id: 'testextensionid', url: 'https://page.test/', tab: { id: 12 }, frameId: 0 })",
+        ),
+        (
+            r#"{"id": 2, "type": "snapshot", "session": "tab:12", "run": 0}"#,
+            "({ id: 'testextensionid', url: 'chrome-extension://testextensionid/panel.html', tab: { id: 12 }, frameId: 0 })",
+        ),
+        (
+            r#"{"id": 2, "type": "snapshot", "session": "tab:12", "run": 0}"#,
+            "({ id: 'testextensionid', url: 'chrome-extension://testextensionid/popup.html', tab: { id: 12 }, frameId: 3 })",
         ),
     ] {
         let reply = panel(request, sender).await.expect("envelope");

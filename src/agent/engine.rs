@@ -495,7 +495,8 @@ impl<'a> Engine<'a> {
                 rev: state.rev,
                 seq: state.seq,
             };
-            self.events.emit(&EventEnvelope::new(&state.session, event));
+            self.events
+                .emit(&EventEnvelope::new(&state.session, state.run_id, event));
         }
     }
 

@@ -1,54 +1,83 @@
-//! The requests of the in-page explanation panel (a content script, on the Port named
-//! [`super::PANEL_PORT_NAME`]): only a snapshot, Stop and a follow-up, each about the
-//! panel's own tab. What a request may ask is decided by `service::panel`; this module only
-//! names the shapes.
+//! The requests of the in-page explanation panel (an extension page in a frame of the
+//! tab's page, on the Port named [`super::PANEL_PORT_NAME`]): only a snapshot and Stop,
+//! each about the run that opened the panel, in the panel's own tab. What a request may ask
+//! is decided by `service::panel`; this module only names the shapes.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::SessionKey;
+use crate::state::RunStatus;
 use crate::types::json::ToJson;
+use crate::types::ErrorInfo;
 
 /// What the panel may ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PanelCommand {
-    /// The session's view. Reply: [`super::SessionView`].
+    /// The run's view. Reply: [`PanelView`].
     Snapshot,
-    /// Stop the session's run. Reply: [`super::reply::StopReply`].
+    /// Stop the run. Reply: [`super::reply::StopReply`].
     Stop,
-    /// Open the popup on the session (to ask a follow-up). Reply: [`FollowUpReply`].
-    FollowUp,
 }
 
 impl PanelCommand {
     /// Every panel request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 3] = ["snapshot", "stop", "follow_up"];
+    pub const NAMES: [&'static str; 2] = ["snapshot", "stop"];
 
     /// The command named `name`, if the panel may send it.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "snapshot" => Some(Self::Snapshot),
             "stop" => Some(Self::Stop),
-            "follow_up" => Some(Self::FollowUp),
             _ => None,
         }
     }
 }
 
-/// A panel request that passed the check: its id, its tab's session and the command.
+/// A panel request that passed the check: its id, its tab's session, the run and the
+/// command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PanelRequest {
     /// Chosen by the sender, echoed in the reply.
     pub id: Value,
     /// The session of the sender's tab.
     pub session: SessionKey,
+    /// The run that opened the panel (the `run` of the `explain` reply).
+    pub run: u32,
     /// What is asked.
     pub command: PanelCommand,
 }
 
-/// `follow_up`: how the conversation was brought up.
+/// `snapshot` (a panel request): the panel's run, and nothing else of the session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
-pub struct FollowUpReply {
-    /// `"popup"`, `"window"` (the popup page in a window of its own) or `"side_panel"`.
-    pub opened: String,
+pub struct PanelView {
+    /// The run.
+    pub run: u32,
+    /// Its status.
+    pub status: RunStatus,
+    /// The answer it settled on.
+    pub answer: String,
+    /// The answer streamed so far, while it runs.
+    pub draft: String,
+    /// The error it ended with.
+    pub error: Option<ErrorInfo>,
+    /// With `seq`, orders the view against the run's events (as [`super::SessionView`]).
+    pub rev: u64,
+    /// See `rev`.
+    pub seq: u64,
+}
+
+impl PanelView {
+    /// The panel's part of `view`, the session's view, whose run is the panel's.
+    pub fn of(view: &super::SessionView) -> Self {
+        Self {
+            run: view.run,
+            status: view.status,
+            answer: view.answer.clone(),
+            draft: view.draft.clone(),
+            error: view.error.clone(),
+            rev: view.rev,
+            seq: view.seq,
+        }
+    }
 }

@@ -210,8 +210,8 @@ pub enum Response {
     Cleared(ClearedReply),
     /// `locate_passage`.
     Locate(LocateReply),
-    /// `follow_up` (a panel request).
-    FollowUp(super::panel::FollowUpReply),
+    /// `snapshot` of the in-page panel.
+    Panel(super::panel::PanelView),
 }
 
 /// `impl From<T> for Response` for each reply type.
@@ -228,7 +228,7 @@ macro_rules! response_from {
 response_from! {
     SessionView => |v| Self::View(Box::new(v));
     StopReply => |v| Self::Stop(v);
-    super::panel::FollowUpReply => |v| Self::FollowUp(v);
+    super::panel::PanelView => |v| Self::Panel(v);
     AckReply => |v| Self::Ack(v);
     AnswerReply => |v| Self::Answer(v);
     ExportReply => |v| Self::Export(v);

@@ -38,6 +38,8 @@ pub struct CostView {
 pub struct SessionView {
     /// Session key.
     pub session: String,
+    /// The session's current (or last) run.
+    pub run: u32,
     /// Run status.
     pub status: RunStatus,
     /// Current phase while running.
@@ -155,6 +157,7 @@ impl SessionView {
         };
         Self {
             session: state.session.clone(),
+            run: state.run_id,
             status: state.status,
             phase: phase.map(str::to_string),
             tool,

@@ -1,15 +1,16 @@
-//! The in-page explanation panel's requests. A content script is less trusted than our own
-//! pages: [`check_panel_request`] lets through only a snapshot, Stop or a follow-up, and
-//! only for the session of the tab the panel runs in; everything else is `forbidden`.
-//! [`Service::handle_panel`] answers what passed. Pure: the sender's tab id comes in as a
-//! value (the web layer reads it from the Port's sender).
+//! The in-page explanation panel's requests. The panel is an extension page in a frame of
+//! the tab's page, less trusted than the popup: [`check_panel_request`] lets through only a
+//! snapshot or Stop, only for the session of the tab the panel runs in and the run that
+//! opened it; everything else is `forbidden`. [`Service::handle_panel`] answers what passed,
+//! with the panel's run alone (never the session's other turns or its later runs). Pure:
+//! the sender's tab id comes in as a value (the web layer reads it from the Port's sender).
 
 use std::rc::Rc;
 
 use serde_json::Value;
 
 use super::{RunFuture, Service};
-use crate::protocol::panel::{FollowUpReply, PanelCommand, PanelRequest};
+use crate::protocol::panel::{PanelCommand, PanelRequest, PanelView};
 use crate::protocol::{request_id, ApiError, ApiErrorKind, Envelope, Response, SessionKey};
 use crate::types::json::FromJson;
 
@@ -17,9 +18,12 @@ fn forbidden(why: &str) -> ApiError {
     ApiError::new(ApiErrorKind::Forbidden, format!("Request refused: {why}."))
 }
 
-/// Checks a panel request (JSON text) from a content script in tab `sender_tab` (`None`:
-/// the sender is not in a tab): only `snapshot`, `stop` and `follow_up`, only for
-/// `tab:<sender_tab>`.
+/// Why a panel request about an earlier run of its tab is not answered.
+pub const RUN_OVER: &str = "This explanation was followed by another question in this tab: the side panel or the popup shows the conversation.";
+
+/// Checks a panel request (JSON text) from the panel frame in tab `sender_tab` (`None`:
+/// the sender is not our panel in a tab): only `snapshot` and `stop`, only for
+/// `tab:<sender_tab>`, naming a run.
 pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelRequest, ApiError> {
     #[derive(FromJson)]
     struct Raw {
@@ -28,6 +32,7 @@ pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelR
         #[serde(rename = "type")]
         kind: String,
         session: Option<String>,
+        run: Option<u32>,
     }
     let tab = sender_tab
         .and_then(|t| u64::try_from(t).ok())
@@ -36,7 +41,7 @@ pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelR
         .map_err(|e| ApiError::bad_request(format!("Unreadable request: {e}")))?;
     let command = PanelCommand::parse(&raw.kind).ok_or_else(|| {
         forbidden(&format!(
-            "the in-page panel may not send \"{}\" (only snapshot, stop and follow_up)",
+            "the in-page panel may not send \"{}\" (only snapshot and stop)",
             raw.kind
         ))
     })?;
@@ -47,9 +52,13 @@ pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelR
         .and_then(|s| SessionKey::parse(s).ok())
         .filter(|key| *key == own)
         .ok_or_else(|| forbidden(&format!("the in-page panel may only ask about \"{own}\"")))?;
+    let run = raw
+        .run
+        .ok_or_else(|| ApiError::bad_request("A panel request needs the \"run\" it shows."))?;
     Ok(PanelRequest {
         id: raw.id,
         session,
+        run,
         command,
     })
 }
@@ -66,31 +75,22 @@ impl Service {
             Ok(request) => request,
             Err(e) => return (Envelope::of(request_id(text), Err(e)), None),
         };
+        let over = || ApiError::new(ApiErrorKind::NotFound, RUN_OVER);
         let (result, run): (Result<Response, ApiError>, _) = match request.command {
             PanelCommand::Snapshot => match self.snapshot(request.session).await {
-                Ok((view, run)) => (Ok(view.into()), run),
+                Ok((view, run)) if view.run == request.run => {
+                    (Ok(PanelView::of(&view).into()), run)
+                }
+                Ok((_, run)) => (Err(over()), run),
                 Err(e) => (Err(e), None),
             },
-            PanelCommand::Stop => (Ok(self.stop(request.session).into()), None),
-            PanelCommand::FollowUp => {
-                let opened = self
-                    .attention
-                    .open_session(request.session)
-                    .await
-                    .map(|opened| {
-                        FollowUpReply {
-                            opened: opened.name().to_string(),
-                        }
-                        .into()
-                    })
-                    .map_err(|e| {
-                        ApiError::new(
-                            ApiErrorKind::Internal,
-                            format!("Could not open the conversation: {e}"),
-                        )
-                    });
-                (opened, None)
-            }
+            PanelCommand::Stop => match self.snapshot(request.session).await {
+                Ok((view, run)) if view.run == request.run => {
+                    (Ok(self.stop(request.session).into()), run)
+                }
+                Ok((_, run)) => (Err(over()), run),
+                Err(e) => (Err(e), None),
+            },
         };
         (Envelope::of(request.id, result), run)
     }

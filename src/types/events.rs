@@ -336,16 +336,19 @@ pub struct EventEnvelope {
     pub kind: String,
     /// The session key.
     pub session: String,
+    /// The run of the session it is about (the in-page panel shows only its own run's).
+    pub run: u32,
     /// The event.
     pub event: AgentEvent,
 }
 
 impl EventEnvelope {
-    /// Wraps `event` for `session`.
-    pub fn new(session: &str, event: AgentEvent) -> Self {
+    /// Wraps `event` of run `run` for `session`.
+    pub fn new(session: &str, run: u32, event: AgentEvent) -> Self {
         Self {
             kind: "event".into(),
             session: session.to_string(),
+            run,
             event,
         }
     }

@@ -185,8 +185,37 @@ pub fn check_sender(sender: &JsValue) -> Result<(), ApiError> {
     }
     let own_origin = format!("chrome-extension://{own_id}/");
     match field("url") {
-        Some(url) if url.starts_with(&own_origin) => Ok(()),
+        Some(url) if is_panel_url(&url) => {
+            Err(forbidden("the in-page panel has a port of its own"))
+        }
+        Some(url) if url.starts_with(&own_origin) && in_top_frame(sender) => Ok(()),
+        Some(url) if url.starts_with(&own_origin) => {
+            Err(forbidden("it comes from a frame inside a page"))
+        }
         _ => Err(forbidden("it does not come from an extension page")),
+    }
+}
+
+/// Whether `url` is our in-page panel's document (`panel.html`, under the extension's id or
+/// the dynamic one Chrome gives it in pages).
+fn is_panel_url(url: &str) -> bool {
+    url.strip_prefix("chrome-extension://")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(_, path)| path == PANEL_PAGE || path.starts_with(&format!("{PANEL_PAGE}?")))
+}
+
+/// The in-page panel's document.
+const PANEL_PAGE: &str = "panel.html";
+
+/// Whether the sender is a top-level document (`frameId` 0, or none: a popup, the side
+/// panel, a tab of ours), not a frame inside a page.
+fn in_top_frame(sender: &JsValue) -> bool {
+    match Reflect::get(sender, &"frameId".into())
+        .ok()
+        .and_then(|v| v.as_f64())
+    {
+        Some(frame) => frame == 0.0,
+        None => true,
     }
 }
 
@@ -215,12 +244,14 @@ fn spawn_run(
     reply
 }
 
-/// The id of the tab a content script's message comes from (`sender.tab.id`), when it
-/// comes from this extension's content script in a tab.
+/// The id of the tab the in-page panel's message comes from (`sender.tab.id`), when it
+/// comes from our panel document in a frame of that tab (not a content script, not one of
+/// our pages at the top of a tab).
 fn sender_tab(sender: &JsValue) -> Option<i64> {
     let own_id = chrome(&["runtime", "id"]).ok()?.as_string()?;
     let id = Reflect::get(sender, &"id".into()).ok()?.as_string()?;
-    if id != own_id {
+    let url = Reflect::get(sender, &"url".into()).ok()?.as_string()?;
+    if id != own_id || !is_panel_url(&url) || in_top_frame(sender) {
         return None;
     }
     let tab = Reflect::get(sender, &"tab".into()).ok()?;
@@ -339,8 +370,8 @@ impl Backend {
     }
 
     /// Handles one request of the in-page explanation panel (the Port named
-    /// `knowledgelens-panel`, `sender`: its sender). Only a snapshot, Stop or a follow-up
-    /// about the sender's own tab pass (`service::check_panel_request`); anything else
+    /// `knowledgelens-panel`, `sender`: its sender). Only a snapshot or Stop of the run
+    /// that opened the panel, in the sender's own tab, pass (`service::check_panel_request`); anything else
     /// resolves with a `forbidden` envelope (never rejects).
     pub fn handle_panel(&self, request: JsValue, sender: JsValue) -> Promise {
         let service = self.service.clone();

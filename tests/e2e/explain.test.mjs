@@ -3,7 +3,7 @@
 // - the popup reads the tab's selection into "Selected text" and "Explain selection" sends it
 //   with its paragraph and heading path (also from a <textarea> and a same-origin iframe);
 // - klExplainFromTab (what the context menu and the keyboard command call) shows the in-page
-//   panel, read through the page's accessibility tree over CDP: streamed text, Stop, Close,
+//   panel, read through its frame's accessibility tree over CDP: streamed text, Stop, Close,
 //   Escape, and a worker stop while it streams, after which it shows the whole answer;
 // - the command is declared with Alt+Shift+E; a chrome:// tab gives the popup's message and
 //   not_scriptable;
@@ -17,9 +17,10 @@ import {
   openPopup, screenshot, stopServiceWorker, tabIdOf, waitForWorkerRunning, waitUntil, workerBootId,
 } from './support/browser.mjs';
 import { startHarness } from './support/harness.mjs';
-import { checkAccessibleNames, readPopup, waitForRunEnd } from './support/popup.mjs';
+import { panelFrame, panelHandle, panelTree } from './support/panel.mjs';
+import { askQuestion, checkAccessibleNames, readPopup, waitForRunEnd } from './support/popup.mjs';
+import { createServer } from 'node:http';
 
-const REGION = 'KnowledgeLens explanation';
 
 let harness;
 
@@ -67,14 +68,23 @@ async function popupWithSelection(tabId) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The in-page panel through the accessibility tree.
+// The in-page panel through its frame's accessibility tree. The panel is panel.html in a frame
+// of the extension's origin (out of the page's process: the page's own accessibility tree
+// does not include it), so it is read over a CDP session attached to that frame's target.
 
-/** The panel as the accessibility tree shows it: null when absent, else its text and buttons. */
-async function readPanel(cdp) {
-  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
-  const byId = new Map(nodes.map((n) => [n.nodeId, n]));
-  const region = nodes.find((n) => !n.ignored && n.role?.value === 'region' && n.name?.value === REGION);
-  if (!region) return null;
+/** Whether the panel's host element is in the page and shown. */
+const panelShown = (page) => page.evaluate(() => {
+  const host = document.querySelector('[data-knowledgelens="panel"]');
+  return Boolean(host) && getComputedStyle(host).display !== 'none';
+});
+
+/** The panel as its frame's accessibility tree shows it: null when absent or hidden, else
+ * its text and its buttons' names. */
+async function readPanel(handle) {
+  if (!(await panelShown(handle.page))) return null;
+  const tree = await panelTree(handle);
+  if (!tree) return null;
+  const { byId, region } = tree;
   const texts = [];
   const buttons = {};
   const walk = (node) => {
@@ -87,7 +97,7 @@ async function readPanel(cdp) {
   const panel = byId.get(region.parentId);
   const collect = (node) => {
     if (!node) return;
-    if (!node.ignored && node.role?.value === 'button') buttons[node.name?.value] = node.backendDOMNodeId;
+    if (!node.ignored && node.role?.value === 'button') buttons[node.name?.value] = true;
     for (const id of node.childIds ?? []) collect(byId.get(id));
   };
   collect(panel);
@@ -95,20 +105,14 @@ async function readPanel(cdp) {
   return { title, status, answer: answer.join('\n'), buttons };
 }
 
-/** Clicks a panel button (inside the closed shadow root) by its accessibility node. */
-async function clickPanelButton(cdp, panel, name) {
-  const backendNodeId = panel.buttons[name];
-  assert.ok(backendNodeId, `no "${name}" button in the panel: ${JSON.stringify(panel)}`);
-  const { object } = await cdp.send('DOM.resolveNode', { backendNodeId });
-  await cdp.send('Runtime.callFunctionOn', { objectId: object.objectId, functionDeclaration: 'function () { this.click(); }' });
+/** Clicks a panel button, as a user does (a real click in the frame: a user gesture). */
+async function clickPanelButton(handle, panel, name) {
+  assert.ok(panel.buttons[name], `no "${name}" button in the panel: ${JSON.stringify(panel)}`);
+  await panelFrame(handle.page).getByRole('button', { name, exact: true }).click();
 }
 
-async function panelSession(page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Accessibility.enable');
-  await cdp.send('DOM.enable');
-  return cdp;
-}
+/** What reads the panel of `page` (its frame's CDP session is made when the frame is there). */
+const panelSession = async (page) => panelHandle(page);
 
 /** Waits until `probe(panel)` holds (the panel may be null: closed or absent); returns the panel. */
 async function waitForPanel(cdp, probe, message) {
@@ -304,7 +308,7 @@ test('a worker stop while the panel streams: the panel reconnects and shows the 
   await page.close();
 });
 
-test('"Ask a follow-up" in the panel opens the popup on this tab\'s conversation', async () => {
+test('"Ask a follow-up" in the panel opens the side panel on this tab\'s conversation', async () => {
   const { llm, kl } = harness;
   const { page, tabId } = await fixture('explain.html');
   await selectIn(page, '#target');
@@ -312,24 +316,73 @@ test('"Ask a follow-up" in the panel opens the popup on this tab\'s conversation
   llm.script({ content: 'Salt spray cracked the lenses.' });
   assert.deepEqual(await explainFromTab(tabId, 'menu'), { ok: true });
   const done = await waitForPanel(cdp, (p) => p?.status === 'Done.', 'the explanation');
-  // The toolbar popup, or (when Chrome does not show it) popup.html?tab=<id> in a window.
+  // The panel frame opens the side panel from the click itself (Chrome asks for the
+  // gesture); where Chrome refuses, popup.html?tab=<id> opens in a window instead.
   await clickPanelButton(cdp, done, 'Ask a follow-up');
   const opened = await waitUntil(async () => {
     const views = await kl.worker.evaluate(async () => {
       const contexts = await chrome.runtime.getContexts({});
-      return contexts.map((c) => c.documentUrl ?? '').filter((u) => u.includes('/popup.html'));
+      return contexts.map((c) => c.documentUrl ?? '').filter((u) => /\/(sidepanel|popup)\.html/.test(u));
     });
     return views.length ? views : null;
-  }, { message: () => `a popup for the follow-up\n${describe()}` });
-  assert.ok(opened.some((u) => u.endsWith('/popup.html') || u.endsWith(`/popup.html?tab=${tabId}`)), opened.join(', '));
+  }, { message: () => `a side panel for the follow-up\n${describe()}` });
+  assert.ok(opened.some((u) => u.endsWith(`/sidepanel.html?tab=${tabId}`) || u.endsWith(`/popup.html?tab=${tabId}`)), opened.join(', '));
+  const options = await kl.worker.evaluate((id) => chrome.sidePanel.getOptions({ tabId: id }), tabId);
+  assert.equal(options.path, `sidepanel.html?tab=${tabId}`);
   const after = await readPanel(cdp);
-  assert.ok(!/failed|refused|forbidden/i.test(after?.status ?? ''), JSON.stringify(after));
+  assert.ok(!/failed|refused|forbidden|could not/i.test(after?.status ?? ''), JSON.stringify(after));
   // Close the popup window, if that is how it opened (its tab would be a second active tab).
   await kl.worker.evaluate(async () => {
     for (const w of await chrome.windows.getAll({ windowTypes: ['popup'] })) await chrome.windows.remove(w.id);
   });
   await cdp.detach();
   await page.close();
+});
+
+test('the page cannot read the panel: neither the explanation nor a follow-up typed in the popup reaches its script', async () => {
+  const { llm, kl, pages } = harness;
+  // The loopback collector the page's script reports to.
+  const bodies = [];
+  const collector = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => { body += chunk; });
+    req.on('end', () => { bodies.push(body); res.end('ok'); });
+  });
+  await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  try {
+    const page = await kl.context.newPage();
+    await page.goto(`${pages.url('snoop.html')}?collector=http://127.0.0.1:${collector.address().port}/`);
+    const tabId = await tabIdOf(kl.context, page);
+    await selectIn(page, '#target');
+    const cdp = await panelSession(page);
+    // The explanation carries one marker; the follow-up typed in the popup, another.
+    llm.script({ content: 'The harbour master kept the night log ZEPHYRMARK of ships.' });
+    assert.deepEqual(await explainFromTab(tabId, 'menu'), { ok: true });
+    const done = await waitForPanel(cdp, (p) => p?.status === 'Done.', 'the explanation in the panel');
+    assert.match(done.answer, /ZEPHYRMARK/, 'the user sees the explanation');
+    const popup = await openPopup(kl.context, kl.extId, tabId);
+    llm.script({ content: 'It logged ships at night.' });
+    await askQuestion(popup, 'What did the QUOKKAMARK log hold?');
+    assert.equal((await waitForRunEnd(popup, { diagnostics: describe })).state, 'completed');
+    await popup.close();
+    // The panel still shows its own run, and nothing of the follow-up.
+    const still = await readPanel(cdp);
+    assert.match(still.answer, /ZEPHYRMARK/);
+    assert.doesNotMatch(JSON.stringify(still), /QUOKKA|logged ships/);
+
+    const notes = await page.evaluate(() => window.snoop());
+    assert.ok(notes > 0);
+    await waitUntil(() => bodies.length > 0, { message: 'the page to report to the collector' });
+    const report = bodies.join('\n');
+    assert.match(report, /harbour master logged every ship/, 'the probe reads the page itself');
+    for (const marker of ['ZEPHYRMARK', 'QUOKKAMARK', 'night log', 'logged ships at night']) {
+      assert.ok(!report.includes(marker), `the page read "${marker}"`);
+    }
+    await cdp.detach();
+    await page.close();
+  } finally {
+    await new Promise((resolve) => collector.close(resolve));
+  }
 });
 
 test('the keyboard command is declared with Alt+Shift+E', async () => {
