@@ -167,8 +167,10 @@ function acceptPanel(port) {
   });
   port.onMessage.addListener((request) => {
     const id = request && typeof request === 'object' ? request.id ?? null : null;
+    // The run is the one the panel's address names, whatever the request says.
+    const asked = request && typeof request === 'object' ? { ...request, run: shown.run } : request;
     ready
-      .then((backend) => unlessCrashed(backend.handle_panel(request, port.sender)))
+      .then((backend) => unlessCrashed(backend.handle_panel(asked, port.sender)))
       .catch((err) => ({ id, ok: false, error: { kind: 'internal', message: errorMessage(err) } }))
       .then((envelope) => post(port, envelope));
   });
