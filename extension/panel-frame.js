@@ -10,7 +10,8 @@
 //   events apply in (rev, seq) order on top of it, as in the popup's view-state.js.
 // - Model output is untrusted: only textContent, never innerHTML.
 // - To the content script in the page's top frame (chrome.tabs.sendMessage, which the page
-//   cannot hear): the panel's height, and Close.
+//   cannot hear), with the key from this frame's address: that it is ready (for focus), the
+//   panel's height, and Close.
 // - "Ask a follow-up" opens the side panel from this click (Chrome asks for the gesture).
 
 import { openSidePanel } from './ui/panel.js';
@@ -20,6 +21,7 @@ const TERMINAL = new Set(['completed', 'stopped', 'failed', 'timed_out']);
 const params = new URLSearchParams(location.search);
 const tabId = Number(params.get('tab'));
 const run = Number(params.get('run'));
+const key = params.get('key') ?? '';
 const session = `tab:${tabId}`;
 
 const order = (item) => ({ rev: Number(item?.rev) || 0, seq: Number(item?.seq) || 0 });
@@ -50,7 +52,7 @@ const state = { view: null, buffer: [], port: null, nextId: 1, pending: new Map(
 
 /** Tells the content script in the page's top frame (`action`: size or close). */
 function toPage(action, extra = {}) {
-  chrome.tabs.sendMessage(tabId, { type: 'knowledgelens-panel', run, action, ...extra }, { frameId: 0 }).catch(() => {});
+  chrome.tabs.sendMessage(tabId, { type: 'knowledgelens-panel', run, key, action, ...extra }, { frameId: 0 }).catch(() => {});
 }
 
 const shownText = () => {

@@ -9,8 +9,8 @@
 /** The in-page panel's document. */
 const PANEL_PAGE = '/panel.html';
 
-/** The sender's URL, parsed, when it is a page of this extension (any of its origins: the
- * in-page panel has a dynamic one), else null. */
+/** The sender's URL, parsed, when it is a page of this extension (under its id or, for the
+ * in-page panel, the dynamic one use_dynamic_url may give it), else null. */
 function ownUrl(sender, runtime) {
   if (!sender || typeof sender.id !== 'string' || sender.id !== runtime.id || typeof sender.url !== 'string') return null;
   try {

@@ -297,18 +297,22 @@ fn the_panel_may_only_snapshot_or_stop_its_own_run_on_its_own_tab() {
         Some(12),
     );
     assert_eq!(stop["data"]["stopping"], false, "{stop}");
-    // Another run of the tab (earlier or later) is not the panel's to see or stop.
-    for (kind, other) in [("snapshot", run + 1), ("stop", run - 1)] {
+    // Another run of the tab (earlier or later) is not the panel's to see; with no run going
+    // on, Stop has nothing to stop.
+    for other in [run + 1, run - 1] {
         let reply = panel(
             &h,
-            json!({"id": 8, "type": kind, "session": "tab:12", "run": other}),
+            json!({"id": 8, "type": "snapshot", "session": "tab:12", "run": other}),
             Some(12),
         );
-        assert_eq!(
-            reply["error"]["kind"], "not_found",
-            "{kind} {other}: {reply}"
-        );
+        assert_eq!(reply["error"]["kind"], "not_found", "{other}: {reply}");
     }
+    let stale = panel(
+        &h,
+        json!({"id": 9, "type": "stop", "session": "tab:12", "run": run - 1}),
+        Some(12),
+    );
+    assert_eq!(stale["data"]["stopping"], false, "{stale}");
 }
 
 #[test]
@@ -317,6 +321,13 @@ fn the_panel_stops_its_tabs_run() {
     let (reply, run) = block_on(h.service.handle_json(explain_request("Spring tides")));
     assert_eq!(reply["ok"], true);
     let id = reply["data"]["run"].clone();
+    // Another run's panel cannot stop this one.
+    let other = panel(
+        &h,
+        json!({"id": 5, "type": "stop", "session": "tab:12", "run": id.as_u64().unwrap() + 1}),
+        Some(12),
+    );
+    assert_eq!(other["error"]["kind"], "not_found", "{other}");
     let stop = panel(
         &h,
         json!({"id": 6, "type": "stop", "session": "tab:12", "run": id}),

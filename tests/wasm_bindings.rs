@@ -375,6 +375,7 @@ async fn backend_refuses_foreign_senders() {
         "({ id: 'someoneelse', url: 'chrome-extension://someoneelse/x.html' })",
         "({ id: 'testextensionid', url: 'chrome-extension://d1c2b3a4/panel.html?tab=1&run=2', tab: { id: 1 }, frameId: 4 })",
         "({ id: 'testextensionid', url: 'chrome-extension://testextensionid/panel.html', frameId: 0 })",
+        "({ id: 'testextensionid', url: 'chrome-extension://testextensionid/panel.html#top', frameId: 0 })",
         "({ id: 'testextensionid', url: 'chrome-extension://testextensionid/popup.html', tab: { id: 1 }, frameId: 4 })",
     ] {
         let reply = JsFuture::from(backend.handle(req.clone(), js_sys::eval(sender).expect("sender")))

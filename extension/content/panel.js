@@ -8,12 +8,14 @@
 //   inside a CLOSED shadow root of one host element: the page's CSS cannot reach the host's
 //   inline !important styles, and the page's scripts cannot read the frame (another origin:
 //   no window.find, no selection, no innerText into it). Its URL comes from
-//   chrome.runtime.getURL, which gives web_accessible_resources listed with
-//   use_dynamic_url an address that changes each session (a page cannot probe for it).
+//   chrome.runtime.getURL (panel.html is a web_accessible_resource listed with
+//   use_dynamic_url; on the Chromium the tests run, the URL has the extension's own id).
 // - This script keeps only what the page needs: where the frame sits (below the selection,
-//   on screen as it grows), its height (sent by the frame), Close and Escape (sent by the
-//   frame) with focus back to where it was. Those messages come by chrome.tabs.sendMessage
-//   from our frame; the page cannot send or hear them.
+//   on screen as it grows, never taller than the window), its height, that it is ready for
+//   focus, and Close or Escape, with focus back to where it was. Those messages come by
+//   chrome.tabs.sendMessage from our frame, which the page cannot send or hear; each carries
+//   the random key this script put in the frame's address, so no other page of ours (a
+//   panel.html some site framed itself, say) can move or close this one.
 {
   const WIDTH = 380;
   const MARGIN = 8;
@@ -33,7 +35,13 @@
     for (const [name, value] of Object.entries(frameStyle)) frame.style.setProperty(name, value, 'important');
     shadow.append(frame);
 
-    const state = { run: null, open: false, previousFocus: null, height: 160, focusPending: false };
+    const state = { run: null, key: '', open: false, previousFocus: null, height: 160, focusPending: false };
+
+    /** The frame's height: what it asked for, within the window. */
+    const fit = () => {
+      const height = Math.max(80, Math.min(state.height, innerHeight - 2 * MARGIN));
+      frame.style.setProperty('height', `${height}px`, 'important');
+    };
 
     const place = () => {
       let rect = null;
@@ -42,7 +50,7 @@
       const active = document.activeElement;
       if ((!rect || (!rect.width && !rect.height)) && active && active !== document.body && active !== host) rect = active.getBoundingClientRect();
       const width = Math.min(WIDTH, innerWidth - 2 * MARGIN);
-      const height = Math.min(state.height, innerHeight - 2 * MARGIN);
+      const height = Math.min(state.height, Math.max(80, innerHeight - 2 * MARGIN));
       let left = rect ? rect.left : innerWidth - width - MARGIN;
       let top = rect ? rect.bottom + MARGIN : MARGIN;
       if (rect && top + height > innerHeight - MARGIN) top = rect.top - height - MARGIN;
@@ -63,7 +71,8 @@
       state.previousFocus = active && active !== host ? active : state.previousFocus;
       if (state.run !== run) {
         state.run = run;
-        frame.src = chrome.runtime.getURL(`panel.html?tab=${tabId}&run=${run}`);
+        state.key = crypto.randomUUID();
+        frame.src = chrome.runtime.getURL(`panel.html?tab=${tabId}&run=${run}&key=${state.key}`);
       }
       if (!host.isConnected) (document.body ?? document.documentElement).append(host);
       host.style.setProperty('display', 'block', 'important');
@@ -86,9 +95,11 @@
       if (document.activeElement === host) frame.blur();
     };
 
-    // From our panel frame only: the page has no chrome.runtime to send with.
+    // From our panel frame only: the page has no chrome.runtime to send with, and another
+    // page of ours does not know the key.
     chrome.runtime.onMessage.addListener((message, sender) => {
-      if (sender?.id !== chrome.runtime.id || message?.type !== 'knowledgelens-panel' || message.run !== state.run) return;
+      if (sender?.id !== chrome.runtime.id || message?.type !== 'knowledgelens-panel') return;
+      if (message.run !== state.run || !state.key || message.key !== state.key) return;
       if (message.action === 'close') close();
       if (message.action === 'ready' && state.open && state.focusPending) {
         state.focusPending = false;
@@ -97,9 +108,14 @@
       }
       if (message.action === 'size' && Number.isFinite(message.height) && message.height > 0) {
         state.height = Math.min(Math.ceil(message.height), 600);
-        frame.style.setProperty('height', `${state.height}px`, 'important');
+        fit();
         if (state.open) place();
       }
+    });
+
+    addEventListener('resize', () => {
+      fit();
+      if (state.open) place();
     });
 
     return { show, close, state };

@@ -84,13 +84,19 @@ impl Service {
                 Ok((_, run)) => (Err(over()), run),
                 Err(e) => (Err(e), None),
             },
-            PanelCommand::Stop => match self.snapshot(request.session).await {
-                Ok((view, run)) if view.run == request.run => {
-                    (Ok(self.stop(request.session).into()), run)
-                }
-                Ok((_, run)) => (Err(over()), run),
-                Err(e) => (Err(e), None),
-            },
+            // The run going on here, compared and stopped in one step: a run of the tab that
+            // is only starting (registered, not yet live) is not the panel's.
+            PanelCommand::Stop => {
+                let live = self.registry.with_live(request.session, |s| s.run_id);
+                let result = match live {
+                    Some(live) if live == request.run => Ok(self.stop(request.session).into()),
+                    None if !self.registry.is_running(request.session) => {
+                        Ok(self.stop(request.session).into())
+                    }
+                    _ => Err(over()),
+                };
+                (result, None)
+            }
         };
         (Envelope::of(request.id, result), run)
     }

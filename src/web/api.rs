@@ -197,11 +197,12 @@ pub fn check_sender(sender: &JsValue) -> Result<(), ApiError> {
 }
 
 /// Whether `url` is our in-page panel's document (`panel.html`, under the extension's id or
-/// the dynamic one Chrome gives it in pages).
+/// the dynamic one `use_dynamic_url` may give it in pages).
 fn is_panel_url(url: &str) -> bool {
     url.strip_prefix("chrome-extension://")
         .and_then(|rest| rest.split_once('/'))
-        .is_some_and(|(_, path)| path == PANEL_PAGE || path.starts_with(&format!("{PANEL_PAGE}?")))
+        .and_then(|(_, rest)| rest.split(['?', '#']).next())
+        .is_some_and(|path| path == PANEL_PAGE)
 }
 
 /// The in-page panel's document.

@@ -210,8 +210,12 @@ test('klExplainFromTab: the panel streams the answer; Stop, Close and Escape', a
   assert.ok(parts[0].trim().length && parts.join('').startsWith(early.answer.trim()), early.answer);
   assert.ok(early.answer.length < parts.join('').length, 'the whole answer was there at once');
   for (const name of ['Copy', 'Ask a follow-up', 'Close']) assert.ok(early.buttons[name], `no "${name}"`);
-  // Focus moved into the panel (its host is the page's active element).
+  // Focus moved into the panel: its host is the page's active element, and inside the frame
+  // the region has it (not an empty frame).
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.knowledgelens), 'panel');
+  await waitUntil(() => panelFrame(page).evaluate(() => document.hasFocus() && document.activeElement?.getAttribute('role') === 'region'), {
+    message: 'focus on the panel\'s region',
+  });
 
   const done = await waitForPanel(cdp, (p) => p?.status === 'Done.', 'the panel to show the whole answer');
   assert.equal(done.answer, parts.join(''));
