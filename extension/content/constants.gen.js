@@ -4,5 +4,7 @@
 // import protocol.gen.js): injected first by the worker, read as `globalThis.__klContent`.
 globalThis.__klContent = Object.freeze({
   "LOCATE_MESSAGE": "knowledgelens-locate",
-  "MAX_PAGE_CHARS": 2000000
+  "MAX_PAGE_CHARS": 2000000,
+  "MAX_TITLE_CHARS": 300,
+  "MAX_URL_CHARS": 2000
 });

@@ -121,5 +121,12 @@
   const raw = fromReadability ?? visibleFallback();
   const text = vis.normalize(raw.slice(0, RAW_CAP)).slice(0, MAX_CHARS);
 
-  ({ title: document.title, url: location.href, text, reader, lang: document.documentElement.lang || '' });
+  // The title and the address are the page's to make as long as it likes: cut here (and
+  // again in Rust), never split inside a surrogate pair.
+  const cap = (value, max) => {
+    const cut = String(value ?? '').slice(0, max);
+    return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+  };
+  const { MAX_TITLE_CHARS, MAX_URL_CHARS } = globalThis.__klContent;
+  ({ title: cap(document.title, MAX_TITLE_CHARS), url: cap(location.href, MAX_URL_CHARS), text, reader, lang: document.documentElement.lang || '' });
 }

@@ -43,6 +43,8 @@ pub const LOCATE_MESSAGE: &str = "knowledgelens-locate";
 pub fn content_js() -> String {
     let constants = json!({
         "MAX_PAGE_CHARS": MAX_PAGE_CHARS,
+        "MAX_TITLE_CHARS": crate::types::page::MAX_TITLE_CHARS,
+        "MAX_URL_CHARS": crate::types::page::MAX_URL_CHARS,
         "LOCATE_MESSAGE": LOCATE_MESSAGE,
     });
     let text = serde_json::to_string_pretty(&constants).unwrap_or_default();

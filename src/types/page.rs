@@ -60,6 +60,23 @@ pub const MAX_TITLE_CHARS: usize = 300;
 /// Longest page URL sent to the model, in characters.
 pub const MAX_URL_CHARS: usize = 2000;
 
+impl PageInfo {
+    /// The page with its title and URL cut to [`MAX_TITLE_CHARS`] and [`MAX_URL_CHARS`]
+    /// characters: the fields a page controls are capped where they are read (the content
+    /// script cuts them too), so no record, event or request holds more.
+    pub fn capped(mut self) -> Self {
+        for (field, max) in [
+            (&mut self.title, MAX_TITLE_CHARS),
+            (&mut self.url, MAX_URL_CHARS),
+        ] {
+            if let Some(cut) = crate::types::text::char_start(field, max) {
+                field.truncate(cut);
+            }
+        }
+        self
+    }
+}
+
 /// Most headings in a selection's heading path.
 pub const MAX_HEADINGS: usize = 6;
 
@@ -153,5 +170,35 @@ impl Selection {
     /// The heading path as `H1 > H2 > H3` (empty without headings).
     pub fn heading_path(&self) -> String {
         self.headings.join(" > ")
+    }
+}
+
+#[cfg(test)]
+mod capped_tests {
+    use super::*;
+
+    #[test]
+    fn a_page_controlled_title_and_url_are_cut_at_their_caps() {
+        let page = PageInfo {
+            title: "é".repeat(MAX_TITLE_CHARS * 3),
+            url: format!("https://example.org/{}", "a".repeat(MAX_URL_CHARS * 2)),
+            text: "Text.".into(),
+            reader: "readability".into(),
+            lang: "en".into(),
+        }
+        .capped();
+        assert_eq!(page.title.chars().count(), MAX_TITLE_CHARS);
+        assert_eq!(page.url.chars().count(), MAX_URL_CHARS);
+        assert_eq!(page.text, "Text.");
+        let short = PageInfo {
+            title: "Tides".into(),
+            url: "https://example.org/tides".into(),
+            ..page
+        }
+        .capped();
+        assert_eq!(
+            (short.title.as_str(), short.url.as_str()),
+            ("Tides", "https://example.org/tides")
+        );
     }
 }

@@ -75,7 +75,7 @@ async fn read_tab(tab_id: i64) -> Result<PageInfo, PageReadError> {
         page.text.truncate(cut);
     }
     page.lang = crate::types::page::checked_lang(&page.lang);
-    Ok(page)
+    Ok(page.capped())
 }
 
 /// The locator's reply to [`LOCATE_MESSAGE`].

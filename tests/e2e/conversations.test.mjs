@@ -180,3 +180,44 @@ test('a conversation belongs to one page: another origin starts afresh, the earl
   await worker.request({ type: 'clear_history' });
   await page.close();
 });
+
+test('a page with a 7 MB title is answered; no record holds more than the title cap; History and another tab are intact', async () => {
+  const other = await fixtureTab();
+  const otherSession = `tab:${other.tabId}`;
+  await askAndWait(otherSession, other.tabId, 'Who lit the lighthouse?', 'Keeper Agnes Tull did, with colza oil.');
+  const archived = await worker.request({ type: 'new_conversation', session: otherSession });
+  assert.equal(archived.ok, true, JSON.stringify(archived));
+  await askAndWait(otherSession, other.tabId, 'What does the article say about the lamp?', 'It burned colza oil.');
+
+  const page = await kl.context.newPage();
+  await page.goto(pages.url('long-title.html'));
+  assert.equal(await page.evaluate(() => document.title.length), 7_000_000);
+  const tabId = await tabIdOf(kl.context, page);
+  const session = `tab:${tabId}`;
+  await askAndWait(session, tabId, 'How far apart are the high waters?', 'About twelve hours and twenty-five minutes.');
+  const view = await worker.request({ type: 'snapshot', session });
+  assert.equal(view.data.status, 'completed');
+  assert.ok(view.data.page.title.length <= 300, `title of ${view.data.page.title.length} characters`);
+  assert.ok(view.data.page.url.length <= 2000, `URL of ${view.data.page.url.length} characters`);
+  // No saved record holds more of the title than its cap (300 characters), nor the request.
+  const longest = await kl.worker.evaluate(async () => {
+    const all = await chrome.storage.session.get(null);
+    const run = /(?:Tidal)+/g;
+    let most = 0;
+    for (const value of Object.values(all)) {
+      for (const m of JSON.stringify(value).matchAll(run)) most = Math.max(most, m[0].length);
+    }
+    return most;
+  });
+  assert.ok(longest > 0 && longest <= 300, `a record holds ${longest} characters of the title`);
+  const sent = JSON.stringify(llm.chatRequests.at(-1).body);
+  assert.ok(!sent.includes('Tidal'.repeat(61)), 'the request carries more than the title cap');
+  // The other tab's session and History are as they were.
+  const kept = await worker.request({ type: 'snapshot', session: otherSession });
+  assert.equal(kept.data.answer, 'It burned colza oil.');
+  const history = await worker.request({ type: 'history' });
+  assert.deepEqual(history.data.conversations.filter((c) => c.session === otherSession).map((c) => c.title), ['Who lit the lighthouse?']);
+  await worker.request({ type: 'clear_history' });
+  await page.close();
+  await other.page.close();
+});
