@@ -3,6 +3,7 @@
 //! Newer versions are refused rather than guessed at.
 
 pub mod config;
+mod history;
 pub mod memory;
 pub mod migrate;
 mod persist;
@@ -12,6 +13,7 @@ pub mod sources;
 pub mod summary;
 pub mod trajectory;
 
+pub use history::{Compaction, Turn};
 pub use persist::*;
 
 use serde::Serialize;
@@ -241,48 +243,6 @@ impl PendingInput {
     }
 }
 
-/// A finished question of this session, kept as conversation history.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
-pub struct Turn {
-    /// The question.
-    pub question: String,
-    /// The answer it got (maybe partial or empty).
-    pub answer: String,
-    /// How it ended.
-    pub status: RunStatus,
-    /// Whether it explained a selection (`question` is then the selected text).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub explain: bool,
-    /// The passages past the page block's lead its first request gave that no earlier turn
-    /// had (page order). Every later request on the page repeats them before its question,
-    /// so it starts with that request's bytes (the model server's prompt cache). Empty once
-    /// the session moves to another page.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub passages: Vec<usize>,
-    /// How many of the page's passages the model had seen, when its request said so (a
-    /// question about a cut page); repeated with its passages.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seen: Option<usize>,
-}
-
-/// The session's compacted history: a summary that replaces, in every later request, the
-/// earlier turns before `turns` and the entries of run `run_id`'s trajectory before
-/// `entries` (`agent::context`). The turns and entries themselves are kept (the Steps view,
-/// the export and the grounding read them).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
-pub struct Compaction {
-    /// Earlier turns covered.
-    pub turns: usize,
-    /// The run whose trajectory `entries` counts.
-    pub run_id: u32,
-    /// Trajectory entries covered (of run `run_id`).
-    pub entries: usize,
-    /// The summary.
-    pub summary: String,
-    /// Whether the model wrote it (else the deterministic fallback).
-    pub by_model: bool,
-}
-
 /// Everything about one session: the current (or last) run and earlier turns.
 #[derive(Debug, Clone, PartialEq, Serialize, FromJson, ToJson)]
 pub struct SessionState {
@@ -463,28 +423,7 @@ impl SessionState {
         config: RunConfig,
         now_ms: u64,
     ) {
-        if self.run_id > 0 && !self.question.is_empty() {
-            let given = self.question_passages(self.config.page_excerpt_chars, true);
-            self.turns.push(Turn {
-                question: self.question.clone(),
-                answer: self.answer.clone(),
-                status: self.status,
-                explain: self.selection.is_some(),
-                passages: given.extra,
-                seen: given.seen,
-            });
-        }
-        // Passages are indices into the page's text: another text's mean nothing here.
-        let same = match (&self.page, &page) {
-            (Some(before), Some(now)) => before.url == now.url && before.text == now.text,
-            (before, now) => before.is_none() && now.is_none(),
-        };
-        if !same {
-            for turn in &mut self.turns {
-                turn.passages.clear();
-                turn.seen = None;
-            }
-        }
+        self.close_turn(page.as_ref());
         let turns = std::mem::take(&mut self.turns);
         let mut kept_answers = std::mem::take(&mut self.kept_answers);
         kept_answers.extend(self.trajectory.iter().filter_map(|e| match &e.item {

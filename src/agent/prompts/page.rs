@@ -53,10 +53,7 @@ pub(super) fn page_block(
 /// text).
 pub(super) fn excerpt(state: &SessionState, fit: &Fit) -> Option<crate::page::Excerpt> {
     let page = state.page.as_ref().filter(|p| !p.text.is_empty())?;
-    let excerpt_chars = fit
-        .excerpt_chars
-        .unwrap_or(state.config.page_excerpt_chars)
-        .min(state.config.page_excerpt_chars);
+    let excerpt_chars = excerpt_chars(state, fit);
     let index = crate::page::index_of(&page.text);
     Some(crate::page::excerpt(
         &index,
@@ -78,11 +75,15 @@ pub(super) fn shows_whole(state: &SessionState, excerpt: &crate::page::Excerpt) 
 /// note on what the model has seen. Earlier turns' passages are repeated in their place
 /// unless `fit` cuts the turns.
 pub(super) fn question_passages(state: &SessionState, fit: &Fit) -> QuestionPassages {
-    let chars = fit
-        .excerpt_chars
+    state.question_passages(excerpt_chars(state, fit), !fit.cut_turns)
+}
+
+/// The characters of page text the request `fit` shapes may hold: the run's setting, or
+/// less.
+fn excerpt_chars(state: &SessionState, fit: &Fit) -> usize {
+    fit.excerpt_chars
         .unwrap_or(state.config.page_excerpt_chars)
-        .min(state.config.page_excerpt_chars);
-    state.question_passages(chars, !fit.cut_turns)
+        .min(state.config.page_excerpt_chars)
 }
 
 /// The page's `passages` (past the page block's lead), fenced, as a user message of their

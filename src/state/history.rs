@@ -1,0 +1,79 @@
+//! The session's conversation history: the finished questions kept as turns (with the page
+//! passages each one's request gave, so later requests repeat them byte for byte), and the
+//! summary that stands for the compacted part.
+
+use serde::Serialize;
+
+use super::{PageInfo, RunStatus, SessionState};
+use crate::types::json::{FromJson, ToJson};
+
+/// A finished question of this session, kept as conversation history.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
+pub struct Turn {
+    /// The question.
+    pub question: String,
+    /// The answer it got (maybe partial or empty).
+    pub answer: String,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Whether it explained a selection (`question` is then the selected text).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
+    /// The passages past the page block's lead its first request gave that no earlier turn
+    /// had (page order). Every later request on the page repeats them before its question,
+    /// so it starts with that request's bytes (the model server's prompt cache). Empty once
+    /// the session moves to another page.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passages: Vec<usize>,
+    /// How many of the page's passages the model had seen, when its request said so (a
+    /// question about a cut page); repeated with its passages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<usize>,
+}
+
+/// The session's compacted history: a summary that replaces, in every later request, the
+/// earlier turns before `turns` and the entries of run `run_id`'s trajectory before
+/// `entries` (`agent::context`). The turns and entries themselves are kept (the Steps view,
+/// the export and the grounding read them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+pub struct Compaction {
+    /// Earlier turns covered.
+    pub turns: usize,
+    /// The run whose trajectory `entries` counts.
+    pub run_id: u32,
+    /// Trajectory entries covered (of run `run_id`).
+    pub entries: usize,
+    /// The summary.
+    pub summary: String,
+    /// Whether the model wrote it (else the deterministic fallback).
+    pub by_model: bool,
+}
+
+impl SessionState {
+    /// Keeps the current run (if it asked something) as a turn before the next run on `next`,
+    /// with the passages its request gave; the turns' passages go when `next` is another
+    /// page or another text (they are indices into the page's text).
+    pub(super) fn close_turn(&mut self, next: Option<&PageInfo>) {
+        if self.run_id > 0 && !self.question.is_empty() {
+            let given = self.question_passages(self.config.page_excerpt_chars, true);
+            self.turns.push(Turn {
+                question: self.question.clone(),
+                answer: self.answer.clone(),
+                status: self.status,
+                explain: self.selection.is_some(),
+                passages: given.extra,
+                seen: given.seen,
+            });
+        }
+        let same = match (&self.page, next) {
+            (Some(before), Some(now)) => before.url == now.url && before.text == now.text,
+            (before, now) => before.is_none() && now.is_none(),
+        };
+        if !same {
+            for turn in &mut self.turns {
+                turn.passages.clear();
+                turn.seen = None;
+            }
+        }
+    }
+}
