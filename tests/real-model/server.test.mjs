@@ -135,11 +135,14 @@ test('a forced tool_choice gets a call even from a model without a tool syntax (
 
 test('a request waiting its turn gets its headers at once and keep-alive comments until text flows', async () => {
   const { keep_alive_ms: keepAliveMs } = await serverStats();
-  // A: a long prompt, never seen before (several seconds of prompt processing).
+  // A: a long prompt, never seen before: three unseen copies of the page, about 2,100 tokens,
+  // several seconds of prompt processing even at 600 tokens/s (one copy took 1.0 s on CI, too
+  // close to the 1 s keep-alive interval for the queued request to be shown waiting).
+  const pages = await Promise.all([coldPageText(), coldPageText(), coldPageText()]);
   const slow = chat({
     stream: false,
     max_tokens: 16,
-    messages: [{ role: 'system', content: await coldPageText() }, { role: 'user', content: 'Give the page a title.' }],
+    messages: [{ role: 'system', content: pages.join('\n\n') }, { role: 'user', content: 'Give the page a title.' }],
   });
   await sleep(300);
   const asked = Date.now();
