@@ -50,6 +50,7 @@ pub mod state;
 pub mod testing;
 pub mod tools;
 pub mod types;
+pub mod url;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

@@ -323,21 +323,14 @@ impl Settings {
         self.api_key = self.api_key.trim().to_string();
         if self.provider.uses_http() {
             let example = self.provider.default_base_url();
-            let rest = self
-                .base_url
-                .strip_prefix("http://")
-                .or_else(|| self.base_url.strip_prefix("https://"))
-                .ok_or_else(|| InvalidSettings(format!("Base URL \"{}\" must start with http:// or https:// (for example {example}).", self.base_url)))?;
-            let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-            if host.is_empty()
-                || host.starts_with(':')
-                || self.base_url.chars().any(char::is_whitespace)
-            {
-                return Err(InvalidSettings(format!(
-                    "Base URL \"{}\" has no valid host (for example {example}).",
-                    self.base_url
-                )));
-            }
+            web_address(
+                &self.base_url,
+                ["Base URL", "API key"],
+                [
+                    &format!("for example {example}"),
+                    &format!("for example {example}"),
+                ],
+            )?;
         } else {
             self.base_url.clear();
             self.api_key.clear();
@@ -432,26 +425,14 @@ impl Settings {
         self.search_api_key = self.search_api_key.trim().to_string();
         let base = &self.search_base_url;
         if !base.is_empty() {
-            let rest = base
-                .strip_prefix("http://")
-                .or_else(|| base.strip_prefix("https://"))
-                .ok_or_else(|| {
-                    InvalidSettings(format!(
-                        "Search base URL \"{base}\" must start with http:// or https:// (or leave it empty for the provider's default)."
-                    ))
-                })?;
-            let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-            if host.is_empty() || host.starts_with(':') || base.chars().any(char::is_whitespace) {
-                return Err(InvalidSettings(format!(
-                    "Search base URL \"{base}\" has no valid host (for example http://localhost:8888 for SearXNG)."
-                )));
-            }
-            if host.contains('@') {
-                return Err(InvalidSettings(
-                    "Put credentials in the Search API key field, not in the Search base URL."
-                        .into(),
-                ));
-            }
+            web_address(
+                base,
+                ["Search base URL", "Search API key"],
+                [
+                    "or leave it empty for the provider's default",
+                    "for example http://localhost:8888 for SearXNG",
+                ],
+            )?;
         }
         if self.search_api_key.chars().any(|c| c.is_control()) {
             return Err(InvalidSettings(
@@ -576,3 +557,35 @@ impl Settings {
 
 #[cfg(test)]
 mod tests;
+
+/// Checks an address typed in Options as the browser will read it ([`crate::url`]): an
+/// `http://` or `https://` URL with a host, no credentials and no white space. `names`: the
+/// field and the field its key belongs in; `hints`: what to add to the scheme and to the
+/// host message.
+fn web_address(text: &str, names: [&str; 2], hints: [&str; 2]) -> Result<(), InvalidSettings> {
+    let [field, key_field] = names;
+    let [scheme_hint, host_hint] = hints;
+    let url = crate::url::parse(text);
+    let typed_web = ["http:", "https:"].iter().any(|scheme| {
+        text.get(..scheme.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    });
+    if url.as_ref().map_or(!typed_web, |url| !url.is_web()) {
+        return Err(InvalidSettings(format!(
+            "{field} \"{text}\" must start with http:// or https:// ({scheme_hint})."
+        )));
+    }
+    match url {
+        Some(url) if !url.host.is_empty() && !text.chars().any(char::is_whitespace) => {
+            if url.credentials {
+                return Err(InvalidSettings(format!(
+                    "Put credentials in the {key_field} field, not in the {field}."
+                )));
+            }
+            Ok(())
+        }
+        _ => Err(InvalidSettings(format!(
+            "{field} \"{text}\" has no valid host ({host_hint})."
+        ))),
+    }
+}

@@ -469,3 +469,94 @@ fn a_key_streamed_in_pieces_never_shows_in_the_draft() {
     let export = call(&h, json!({"id": 3, "type": "export", "session": "popup"}));
     assert_key_nowhere(&h, &export);
 }
+
+/// One row of `tests/fixtures/urls.json`: a tricky base URL, its host as the WHATWG URL
+/// standard reads it, and what happens to a key for it.
+struct UrlRow {
+    url: String,
+    host: Option<String>,
+    key: String,
+}
+
+fn url_rows() -> Vec<UrlRow> {
+    let table: Value = serde_json::from_str(include_str!("fixtures/urls.json")).expect("urls.json");
+    let rows = table["rows"].as_array().expect("rows");
+    rows.iter()
+        .map(|row| UrlRow {
+            url: row["url"].as_str().expect("url").into(),
+            host: row["host"].as_str().map(String::from),
+            key: row["key"].as_str().expect("key").into(),
+        })
+        .collect()
+}
+
+#[test]
+fn tricky_addresses_get_the_key_only_where_the_browser_connects_to_this_computer() {
+    let rows = url_rows();
+    assert!(rows.len() >= 30, "the table lost its rows");
+    for row in rows {
+        let url = row.url.as_str();
+        let parsed = knowledgelens::url::parse(url.trim());
+        assert_eq!(
+            parsed.as_ref().map(|u| u.host.as_str()),
+            row.host.as_deref(),
+            "{url}"
+        );
+        let h = harness(vec![
+            Ok((200, openai_reply("OK"))),
+            Ok((200, openai_reply("OK"))),
+        ]);
+        let saved = call(
+            &h,
+            json!({"id": 1, "type": "save_settings", "settings": openai(url)}),
+        );
+        let tested = call(
+            &h,
+            json!({"id": 2, "type": "test_connection", "settings": openai(url)}),
+        );
+        let message = saved["error"]["message"].as_str().unwrap_or_default();
+        match row.key.as_str() {
+            "allowed" => {
+                assert_eq!(saved["ok"], true, "{url}: {saved}");
+                assert_eq!(tested["data"]["ok"], true, "{url}: {tested}");
+                let seen = h.server.seen.borrow();
+                let sent = knowledgelens::url::parse(&seen[0].url).expect("sent URL");
+                assert_eq!(Some(sent.host), row.host, "{url}: sent to {}", seen[0].url);
+                assert!(seen[0].carries_key(), "{url}");
+            }
+            "refused" => {
+                assert!(
+                    message.contains("will not send the API key"),
+                    "{url}: {saved}"
+                );
+                assert_eq!(
+                    tested["data"]["diagnosis"]["problem"], "config",
+                    "{url}: {tested}"
+                );
+                store_settings(&h, openai(url));
+                call(
+                    &h,
+                    json!({"id": 3, "type": "ask", "session": "popup", "question": "q"}),
+                );
+                let snap = call(&h, json!({"id": 4, "type": "snapshot", "session": "popup"}));
+                assert_eq!(snap["data"]["status"], "failed", "{url}: {snap}");
+                assert!(
+                    h.server.seen.borrow().is_empty(),
+                    "{url}: a request was sent"
+                );
+            }
+            _ => {
+                assert_eq!(saved["error"]["kind"], "invalid_settings", "{url}: {saved}");
+                assert!(!message.contains("will not send"), "{url}: {message}");
+                assert!(
+                    h.server.seen.borrow().is_empty(),
+                    "{url}: a request was sent"
+                );
+            }
+        }
+        assert!(
+            h.settings.data.borrow().is_empty() || row.key != "invalid",
+            "{url}"
+        );
+    }
+}

@@ -9,53 +9,56 @@ use std::path::Path;
 
 /// Bottom first: a module, and the modules it may use (all of them earlier in this list).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("types", &[]),
-    ("page", &["types"]),
-    ("ports", &["types"]),
-    ("llm", &["types", "page", "ports"]),
-    ("search", &["types", "page", "ports"]),
-    ("tools", &["types", "page", "ports"]),
-    ("state", &["types", "page", "ports", "tools"]),
+    ("url", &[]),
+    ("types", &["url"]),
+    ("page", &["url", "types"]),
+    ("ports", &["url", "types"]),
+    ("llm", &["url", "types", "page", "ports"]),
+    ("search", &["url", "types", "page", "ports"]),
+    ("tools", &["url", "types", "page", "ports"]),
+    ("state", &["url", "types", "page", "ports", "tools"]),
     (
         "settings",
-        &["types", "page", "ports", "llm", "search", "state"],
+        &["url", "types", "page", "ports", "llm", "search", "state"],
     ),
     (
         "agent",
-        &["types", "page", "ports", "llm", "search", "tools", "state"],
+        &[
+            "url", "types", "page", "ports", "llm", "search", "tools", "state",
+        ],
     ),
     (
         "protocol",
         &[
-            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
+            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
         ],
     ),
     (
         "service",
         &[
-            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
-            "protocol",
+            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings",
+            "agent", "protocol",
         ],
     ),
     (
         "testing",
         &[
-            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
-            "protocol", "service",
+            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings",
+            "agent", "protocol", "service",
         ],
     ),
     (
         "bench",
         &[
-            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
-            "protocol", "service", "testing",
+            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings",
+            "agent", "protocol", "service", "testing",
         ],
     ),
     (
         "web",
         &[
-            "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
-            "protocol", "service", "bench",
+            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings",
+            "agent", "protocol", "service", "bench",
         ],
     ),
 ];

@@ -303,13 +303,8 @@ fn ollama_origin_steps(origin: &str) -> Vec<String> {
 }
 
 fn port_of(base_url: &str) -> Option<String> {
-    let origin = super::provider::origin_of(base_url)?;
-    let host = origin.split_once("://")?.1;
-    match host.rsplit_once(':') {
-        Some((_, port)) if port.chars().all(|c| c.is_ascii_digit()) => Some(port.to_string()),
-        _ if origin.starts_with("https") => Some("443".into()),
-        _ => Some("80".into()),
-    }
+    let url = crate::url::parse(base_url.trim()).filter(|url| url.is_web())?;
+    url.port_or_default().map(|port| port.to_string())
 }
 
 /// How to start the usual local servers, for a base URL nothing answered at.

@@ -12,9 +12,7 @@ use super::wire::HttpLlm;
 use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind};
 #[cfg(doc)]
 use crate::ports::LlmClient;
-pub use crate::types::secrets::{
-    insecure_key_message, is_loopback_host, key_in_clear, scrub, DeltaScrub, KEY_MARK,
-};
+pub use crate::types::secrets::{insecure_key_message, key_in_clear, scrub, DeltaScrub, KEY_MARK};
 
 /// The refusal for a key that would travel in clear text (`None` when it would not):
 /// why, and the two ways out.
@@ -30,7 +28,13 @@ pub fn insecure_key_error(config: &ProviderConfig) -> Option<LlmError> {
 
 /// What to do about a key refused by [`insecure_key_error`] (the connection test's steps).
 pub fn insecure_key_steps(config: &ProviderConfig) -> Vec<String> {
-    let https = config.base().replacen("http://", "https://", 1);
+    // The address as the browser reads it, with `https` for `http`.
+    let https = crate::url::parse(config.base())
+        .filter(|url| url.scheme == "http")
+        .map_or_else(
+            || config.base().to_string(),
+            |url| format!("https{}", &url.href[4..]),
+        );
     vec![
         format!("If the server offers HTTPS, change the Base URL to {https}."),
         "If the server needs no key, clear the API key field.".into(),

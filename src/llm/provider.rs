@@ -264,15 +264,11 @@ impl ProviderConfig {
     }
 }
 
-/// `scheme://host[:port]` of an http(s) URL.
+/// `scheme://host[:port]` of an http(s) URL, as the browser reads it ([`crate::url`]).
 pub fn origin_of(url: &str) -> Option<String> {
-    let (scheme, rest) = url.trim().split_once("://")?;
-    if scheme != "http" && scheme != "https" {
-        return None;
-    }
-    let host = rest.split(['/', '?', '#']).next()?;
-    let host = host.rsplit('@').next()?;
-    (!host.is_empty()).then(|| format!("{scheme}://{host}"))
+    crate::url::parse(url.trim())
+        .filter(|url| url.is_web() && !url.host.is_empty())
+        .map(|url| url.origin())
 }
 
 #[cfg(test)]
@@ -338,6 +334,10 @@ mod tests {
             Some("https://api.openai.com")
         );
         assert_eq!(origin_of("ftp://x"), None);
-        assert_eq!(origin_of("http:///v1"), None);
+        assert_eq!(origin_of("http://"), None);
+        assert_eq!(
+            origin_of("http://evil.example\\@127.0.0.1/v1").as_deref(),
+            Some("http://evil.example")
+        );
     }
 }

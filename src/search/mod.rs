@@ -117,7 +117,7 @@ impl SearchConfig {
                 "SearXNG needs the address of your instance: enter it as Search base URL in Options.",
             ));
         }
-        if !base.is_empty() && !base.starts_with("http://") && !base.starts_with("https://") {
+        if !base.is_empty() && !crate::url::parse(base).is_some_and(|url| url.is_web()) {
             return Some(SearchError::config(format!(
                 "The Search base URL must start with http:// or https:// (it is {base:?}): correct it in Options."
             )));
@@ -244,8 +244,7 @@ pub fn result(
     content: &str,
 ) -> Option<crate::types::SearchResult> {
     let url = url.trim();
-    if !(url.starts_with("https://") || url.starts_with("http://"))
-        || url.contains(char::is_whitespace)
+    if !crate::url::parse(url).is_some_and(|url| url.is_web()) || url.contains(char::is_whitespace)
     {
         return None;
     }

@@ -28,12 +28,13 @@ const UI_PAGES: [&str; 2] = ["popup.html", "sidepanel.html"];
 
 /// Whether `url` (an extension page's address) is the popup or the side panel.
 pub fn is_ui_page(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("chrome-extension://") else {
-        return false;
-    };
-    let path = rest.split_once('/').map_or("", |(_, path)| path);
-    let page = path.split(['?', '#']).next().unwrap_or_default();
-    UI_PAGES.contains(&page)
+    crate::url::parse(url).is_some_and(|url| {
+        url.scheme == "chrome-extension"
+            && url
+                .path
+                .strip_prefix('/')
+                .is_some_and(|page| UI_PAGES.contains(&page))
+    })
 }
 
 /// The notification id of `key`'s question.

@@ -67,7 +67,7 @@ fn page_nonce(state: &SessionState, page: Option<&PageInfo>, fresh: String) -> S
 /// there). `None` without a conversation, or when it had no page.
 fn another_page(state: &SessionState, page: Option<&PageInfo>, read: bool) -> Option<String> {
     let before = state.page.as_ref()?;
-    let place = |url: &str| url.split(['?', '#']).next().unwrap_or_default().to_string();
+    let place = |url: &str| crate::url::parse(url).map(|url| url.place());
     let same = match page {
         Some(now) => place(&before.url) == place(&now.url),
         None => !read,

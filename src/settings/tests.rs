@@ -17,7 +17,7 @@ fn validation_normalizes_and_explains() {
     .unwrap_err();
     assert!(err.0.contains("must start with http"), "{err}");
     let err = Settings {
-        base_url: "http:///v1".into(),
+        base_url: "http://exa mple.org/v1".into(),
         ..Default::default()
     }
     .validated()
@@ -208,7 +208,7 @@ fn web_search_fields_are_normalized_and_explained() {
         "{e}"
     );
     // A malformed address is refused even while search is off.
-    let e = err(on(WebSearch::Off, "http:///w", ""));
+    let e = err(on(WebSearch::Off, "http://[::1/w", ""));
     assert!(e.contains("no valid host"), "{e}");
     let e = err(on(WebSearch::Searxng, "http://me:pw@host", ""));
     assert!(e.contains("credentials"), "{e}");

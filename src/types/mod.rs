@@ -7,7 +7,6 @@ pub mod chat;
 pub mod error;
 pub mod events;
 pub mod image;
-pub mod ip;
 pub mod json;
 pub mod json_text;
 pub mod names;

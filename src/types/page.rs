@@ -92,10 +92,13 @@ pub fn cap_chars(text: &str, max: usize) -> (String, bool) {
     (kept.to_string(), cut)
 }
 
-/// `url` without its query string and fragment, cut to [`MAX_URL_CHARS`].
+/// `url` without its query string and fragment, cut to [`MAX_URL_CHARS`] (empty when it
+/// is not a URL).
 pub fn clean_url(url: &str) -> String {
-    let bare = url.trim().split(['?', '#']).next().unwrap_or_default();
-    cap_chars(bare, MAX_URL_CHARS).0
+    let place = crate::url::parse(url.trim())
+        .map(|url| url.place())
+        .unwrap_or_default();
+    cap_chars(&place, MAX_URL_CHARS).0
 }
 
 /// `title` on one line, cut to [`MAX_TITLE_CHARS`].

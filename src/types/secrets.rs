@@ -1,7 +1,7 @@
 //! Keeping secrets out of the wrong places, as plain text functions the model and search
-//! clients share: whether a key would travel in clear text (plain `http://` to a host that is
-//! not this computer), and the scrub that takes a key (and long pieces of it) out of whatever a
-//! server says, also when it arrives in streamed pieces.
+//! clients share: whether a key would travel in clear text (plain `http://` to a host that
+//! is not this computer, as [`crate::url`] reads the address), and the scrub that takes a
+//! key (and long pieces of it) out of whatever a server says, also in streamed pieces.
 
 /// What a scrubbed key (or piece of it) is replaced with.
 pub const KEY_MARK: &str = "[key]";
@@ -14,47 +14,18 @@ const MIN_FRAGMENT: usize = 12;
 /// such a key protects nothing.
 const MIN_KEY: usize = 4;
 
-/// Whether `host` (as in a URL, `[::1]` bracketed, no port) is this computer: `localhost`
-/// (and its subdomains, which Chrome resolves to loopback), 127.0.0.0/8 or `::1`.
-pub fn is_loopback_host(host: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    if host == "localhost" || host.ends_with(".localhost") {
-        return true;
-    }
-    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        return super::ip::ipv6(v6) == Some([0, 0, 0, 0, 0, 0, 0, 1]);
-    }
-    super::ip::ipv4(&host).is_some_and(|[first, ..]| first == 127)
-}
-
-/// The host of a URL's `host[:port]`, without the port.
-fn host_of(authority: &str) -> &str {
-    let host = authority;
-    if host.starts_with('[') {
-        return host.split_inclusive(']').next().unwrap_or(host);
-    }
-    host.rsplit_once(':').map_or(host, |(h, _)| h)
-}
-
-/// `host[:port]` of a plain `http://` URL (credentials dropped), or `None` for any other.
-fn plain_http_authority(url: &str) -> Option<&str> {
-    let rest = url.trim().strip_prefix("http://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    authority.rsplit('@').next().filter(|a| !a.is_empty())
-}
-
 /// Whether sending `key` to `url` would put it on the network in clear text: a non-empty
-/// key, a plain `http://` URL and a host that is not this computer.
+/// key, a plain `http://` URL and a host that is not this computer, all as the browser
+/// reads the URL ([`crate::url`]). An address that is not a URL carries nothing anywhere.
 pub fn key_in_clear(url: &str, key: &str) -> bool {
-    !key.trim().is_empty()
-        && plain_http_authority(url).is_some_and(|authority| !is_loopback_host(host_of(authority)))
+    !key.trim().is_empty() && crate::url::parse(url.trim()).is_some_and(|u| u.exposes_keys())
 }
 
 /// The words for a key (`field`: the Options field that holds it) that would be sent in
 /// clear text to `url` ([`key_in_clear`]).
 pub fn insecure_key_message(url: &str, field: &str) -> String {
     let origin =
-        plain_http_authority(url).map_or_else(|| url.trim().to_string(), |a| format!("http://{a}"));
+        crate::url::parse(url.trim()).map_or_else(|| url.trim().to_string(), |u| u.origin());
     format!(
         "KnowledgeLens will not send the {field} to {origin}: the address uses plain http://, so anyone on the network between here and that server could read the key. Change the address to https://, or remove the {field} if the server needs none."
     )
@@ -187,32 +158,6 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn loopback_hosts() {
-        for host in [
-            "localhost",
-            "LOCALHOST",
-            "ollama.localhost",
-            "127.0.0.1",
-            "127.1.2.3",
-            "[::1]",
-        ] {
-            assert!(is_loopback_host(host), "{host}");
-        }
-        for host in [
-            "10.0.0.2",
-            "192.168.1.5",
-            "example.com",
-            "localhost.example.com",
-            "127.0.0.1.nip.io",
-            "[::2]",
-            "128.0.0.1",
-            "",
-        ] {
-            assert!(!is_loopback_host(host), "{host}");
-        }
-    }
-
-    #[test]
     fn a_key_in_clear_is_only_plain_http_to_another_host() {
         let key = "sk-secret";
         assert!(key_in_clear("http://192.168.1.5:11434/v1", key));
@@ -223,6 +168,12 @@ mod tests {
         assert!(!key_in_clear("http://127.0.0.1:8080", key));
         assert!(!key_in_clear("http://[::1]:8080/v1", key));
         assert!(!key_in_clear("http://example.com/v1", "  "));
+        // As the browser reads it: the backslash ends the host, which is evil.example.
+        assert!(key_in_clear("http://evil.example\\@127.0.0.1/v1", key));
+        assert!(
+            insecure_key_message("http://evil.example\\@127.0.0.1/v1", "API key")
+                .contains("to http://evil.example:")
+        );
     }
 
     #[test]

@@ -199,10 +199,9 @@ pub fn check_sender(sender: &JsValue) -> Result<(), ApiError> {
 /// Whether `url` is our in-page panel's document (`panel.html`, under the extension's id or
 /// the dynamic one `use_dynamic_url` may give it in pages).
 fn is_panel_url(url: &str) -> bool {
-    url.strip_prefix("chrome-extension://")
-        .and_then(|rest| rest.split_once('/'))
-        .and_then(|(_, rest)| rest.split(['?', '#']).next())
-        .is_some_and(|path| path == PANEL_PAGE)
+    crate::url::parse(url).is_some_and(|url| {
+        url.scheme == "chrome-extension" && url.path.strip_prefix('/') == Some(PANEL_PAGE)
+    })
 }
 
 /// The in-page panel's document.
@@ -273,6 +272,7 @@ impl Backend {
     /// worker's start-up is on the user's critical path). `emit` receives every event.
     pub async fn start(emit: Function) -> Result<Backend, JsValue> {
         super::crash::install_panic_hook();
+        crate::url::set_parser(super::urls::parse);
         crate::ports::set_logger(|message| {
             web_sys::console::warn_1(&format!("KnowledgeLens: {message}").into());
         });

@@ -19,6 +19,7 @@ pub mod notifier;
 pub mod pages;
 pub mod random;
 pub mod storage;
+pub mod urls;
 
 /// The heap: Talc instead of the default wasm allocator (dlmalloc), which is larger and
 /// slower in the wasm (README, Benchmarks). Single-threaded: the module is built without the

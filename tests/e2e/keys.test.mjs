@@ -3,8 +3,11 @@
 // model server that redirects to another origin gets the run ended with a message naming the
 // redirect, and the other origin never sees the request or its key; a content script that
 // opens the worker's main Port is disconnected and hears no events, while extension pages do.
+// Tricky addresses (tests/fixtures/urls.json) get the same answers from Save, Test connection,
+// a run and the options page as from the native and unit tests.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
@@ -18,6 +21,8 @@ import { serveDirectory } from './support/static-server.mjs';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const SECRET = 'sk-e2e-keys-4b1d9c7e2f';
+// Tricky addresses and what happens to a key for each (the table the Rust and unit tests read).
+const URL_ROWS = JSON.parse(readFileSync(new URL('../fixtures/urls.json', import.meta.url), 'utf8')).rows;
 
 let kl;
 let llm;
@@ -155,4 +160,52 @@ test("a content script's Port is disconnected and hears no events; extension pag
   assert.deepEqual(await inContentScript('heard'), []);
   await port.page.close();
   await article.close();
+});
+
+test('tricky addresses: Save, Test connection and a run send a key only where the browser connects to this computer', async () => {
+  const port = await openWorkerPort(kl.context);
+  const settings = (base) => ({ provider: 'openai_compatible', base_url: base, model: 'm', api_key: SECRET });
+  const outcomes = [];
+  for (const row of URL_ROWS) {
+    const saved = await port.request({ type: 'save_settings', settings: settings(row.url) });
+    const refused = !saved.ok && /will not send the API key/.test(saved.error?.message ?? '');
+    const outcome = saved.ok ? 'allowed' : refused ? 'refused' : 'invalid';
+    outcomes.push(`${row.url} -> ${outcome}`);
+    assert.equal(outcome, row.key, `${row.url}: ${JSON.stringify(saved)}`);
+    if (row.key === 'refused') {
+      const tested = await port.request({ type: 'test_connection', settings: settings(row.url) });
+      assert.equal(tested.data?.diagnosis?.problem, 'config', `${row.url}: ${JSON.stringify(tested)}`);
+      assert.match(tested.data.diagnosis.summary, /will not send the API key/);
+    }
+  }
+  // A run from settings stored without Save's check (an older version, or by hand) refuses too.
+  await configureProvider(kl.context, kl.extId, { baseUrl: llm.baseUrl, model: 'scripted-model', apiKey: SECRET });
+  const from = llm.requests.length;
+  const sneaky = `http://evil.example\\@127.0.0.1:${new URL(llm.baseUrl).port}/v1`;
+  await inExtensionPage(kl.context, async (base) => {
+    const { settings: stored } = await chrome.storage.local.get('settings');
+    const value = typeof stored === 'string' ? JSON.parse(stored) : stored;
+    value.base_url = base;
+    await chrome.storage.local.set({ settings: typeof stored === 'string' ? JSON.stringify(value) : value });
+  }, sneaky);
+  const asked = await port.request({ type: 'ask', session: 'popup', question: 'Where does the key go?' });
+  assert.equal(asked.ok, true, JSON.stringify(asked));
+  await port.waitForEvent('popup', ['failed', 'completed']);
+  const snap = await port.request({ type: 'snapshot', session: 'popup' });
+  assert.equal(snap.data.status, 'failed', JSON.stringify(snap.data));
+  assert.match(snap.data.error.message, /will not send the API key to http:\/\/evil\.example/, snap.data.error.message);
+  // (Options may list the models of the address configured first; no chat call goes out.)
+  const calls = llm.requests.slice(from).filter((r) => r.path.endsWith('/chat/completions'));
+  assert.deepEqual(calls, [], 'a chat request went out');
+  await port.page.close();
+  // In the options page, the two addresses of the issue: refused with the host fetch would use.
+  for (const row of URL_ROWS.filter((r) => r.url.includes('\\') && r.key === 'refused')) {
+    const page = await openOptions(kl.context, kl.extId);
+    await page.getByRole('textbox', { name: 'Base URL', exact: true }).fill(row.url);
+    await page.getByLabel('API key', { exact: true }).fill(SECRET);
+    await page.getByRole('button', { name: 'Save' }).click();
+    const status = await optionsStatus(page);
+    assert.match(status, /will not send the API key to http:\/\/evil\.example/, `${row.url}: ${status}`);
+    await page.close();
+  }
 });

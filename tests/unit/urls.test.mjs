@@ -1,8 +1,10 @@
 // The options page's address checks (extension/ui/urls.js). The loopback and clear-text key
-// cases are those of the backend's own (src/types/secrets.rs), so the page never asks for a
-// host permission or lists models where the backend would refuse to send the key.
+// cases are those of the backend's own (src/url.rs), so the page never asks for a host
+// permission or lists models where the backend would refuse to send the key: the table of
+// tricky addresses is the one tests/keys.rs and tests/wasm_bindings.rs read.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { isLoopback, isLoopbackHost, keyInClear, searchUrlProblem, urlProblem } from '../../extension/ui/urls.js';
 
@@ -49,4 +51,21 @@ test('unusable addresses get a message that says what to type', () => {
   assert.equal(searchUrlProblem('file:///etc'), 'The Search base URL must start with http:// or https://.');
   assert.equal(searchUrlProblem('http://u:p@localhost:8888'), 'Put credentials in the Search API key field, not in the Search base URL.');
   assert.equal(searchUrlProblem('http://localhost:8888'), null);
+});
+
+test('tricky addresses: the page decides as the backend does (tests/fixtures/urls.json)', () => {
+  const { rows } = JSON.parse(readFileSync(new URL('../fixtures/urls.json', import.meta.url), 'utf8'));
+  assert.ok(rows.length >= 30);
+  const key = 'sk-secret';
+  for (const row of rows) {
+    const typed = row.url.trim();
+    let url = null;
+    try {
+      url = new URL(typed);
+    } catch {}
+    assert.equal(url ? url.hostname : null, row.host, row.url);
+    const problem = urlProblem(typed, 'http://localhost:11434/v1');
+    assert.equal(problem === null, row.key !== 'invalid', `${row.url}: ${problem}`);
+    if (row.key !== 'invalid') assert.equal(keyInClear(url, key), row.key === 'refused', row.url);
+  }
 });
