@@ -131,7 +131,9 @@ impl SearchConfig {
                 "{name} needs an API key: enter it as Search API key in Options."
             )));
         }
-        if needs_key && crate::types::secrets::key_in_clear(base, &self.api_key) {
+        // Without a base URL the key goes to the provider's own https:// address.
+        if needs_key && !base.is_empty() && crate::types::secrets::key_in_clear(base, &self.api_key)
+        {
             return Some(SearchError::config(
                 crate::types::secrets::insecure_key_message(base, "Search API key"),
             ));

@@ -16,9 +16,10 @@ const MIN_KEY: usize = 4;
 
 /// Whether sending `key` to `url` would put it on the network in clear text: a non-empty
 /// key, a plain `http://` URL and a host that is not this computer, all as the browser
-/// reads the URL ([`crate::url`]). An address that is not a URL carries nothing anywhere.
+/// reads the URL ([`crate::url`]). An address that does not parse counts as in clear: a
+/// key is only sent where the parser has said where it goes.
 pub fn key_in_clear(url: &str, key: &str) -> bool {
-    !key.trim().is_empty() && crate::url::parse(url.trim()).is_some_and(|u| u.exposes_keys())
+    !key.trim().is_empty() && crate::url::parse(url.trim()).is_none_or(|u| u.exposes_keys())
 }
 
 /// The words for a key (`field`: the Options field that holds it) that would be sent in
