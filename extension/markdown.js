@@ -7,6 +7,11 @@
 // - Raw HTML in the text (`<script>`, `<img onerror=...>`) is shown as text.
 // - Links keep only http:, https: and mailto: targets and open in a new tab
 //   (`target="_blank" rel="noopener noreferrer"`); any other link shows as its text.
+// - A link the model wrote shows where it goes (links.js): its host after its text, inside the
+//   link (`Docs (example.com)`, also its accessible name), unless the text is the URL. The
+//   model's title is never shown. A link whose address carries more than 40 characters of
+//   the `known` text (the page and conversation text the caller's view holds) is text, with
+//   a note saying so.
 // - Images are never loaded: a safe image URL becomes a link named by its alt text.
 // - Citations `[n]` (web) and `[pN]` (page passage) naming a given source become links to it:
 //   web sources to their URL in a new tab, page sources to `#source-<id>`. Others stay text.
@@ -14,7 +19,9 @@
 // Streaming: createStreamRenderer keeps one DOM node per top-level block. Each animation frame
 // it lexes the whole text again and replaces only blocks whose source changed, which while
 // streaming is the last one; `finish` reconciles every block so the DOM equals renderMarkdown.
+// With `draftLinks: false` the draft's links are text (with their host) until `finish`.
 
+import { carriesKnownText, destination } from './links.js';
 import { Lexer } from './vendor/marked/marked.esm.js';
 
 /** The link protocols an answer may use. */
@@ -28,7 +35,8 @@ const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00
 
 /**
  * @typedef {{id: string|number, kind: 'web'|'page', title?: string, url?: string}} Source
- * @typedef {{sources?: Source[], document?: Document}} RenderOptions
+ * @typedef {{sources?: Source[], known?: string, document?: Document}} RenderOptions
+ *   `known`: the page and conversation text the view holds, which no link may carry away.
  */
 
 /**
@@ -37,8 +45,8 @@ const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00
  * @param {RenderOptions} [options]
  * @returns {DocumentFragment}
  */
-export function renderMarkdown(text, { sources = [], document: doc = globalThis.document } = {}) {
-  const ctx = context(doc, sources);
+export function renderMarkdown(text, { sources = [], known = '', document: doc = globalThis.document } = {}) {
+  const ctx = context(doc, sources, known);
   const fragment = doc.createDocumentFragment();
   for (const block of lexBlocks(text)) fragment.append(renderTopLevel(block, ctx));
   return fragment;
@@ -50,20 +58,24 @@ export function renderMarkdown(text, { sources = [], document: doc = globalThis.
  * is rendered again, replacing only the top-level blocks whose source changed (the last one,
  * while an answer streams); nodes of the other blocks stay as they are. `finish(fullText)`
  * renders at once, and afterwards the container's children equal renderMarkdown(fullText).
- * `finish(fullText, {sources})` may also bring the sources the completed answer cites (the
- * draft often streams before they are known); blocks whose rendering is unchanged keep their nodes.
+ * `finish(fullText, {sources, known})` may also bring the sources the completed answer cites
+ * and the known text of the finished view (the draft often streams before they are known);
+ * blocks whose rendering is unchanged keep their nodes. `draftLinks: false`: links render as
+ * text until `finish`.
  * @param {Element} container
- * @param {RenderOptions & {requestFrame?: (cb: () => void) => number,
+ * @param {RenderOptions & {draftLinks?: boolean, requestFrame?: (cb: () => void) => number,
  *   cancelFrame?: (id: number) => void}} [options]
  * @returns {{update(fullText: string): void,
- *   finish(fullText: string, options?: {sources?: Source[]}): void, cancel(): void}}
+ *   finish(fullText: string, options?: {sources?: Source[], known?: string}): void, cancel(): void}}
  */
 export function createStreamRenderer(container, {
   sources = [],
+  known = '',
+  draftLinks = true,
   requestFrame = (cb) => globalThis.requestAnimationFrame(cb),
   cancelFrame = (id) => globalThis.cancelAnimationFrame(id),
 } = {}) {
-  let ctx = context(container.ownerDocument, sources);
+  let ctx = context(container.ownerDocument, sources, known);
   /** @type {{raw: string, node: Node}[]} the rendered blocks, in order */
   const shown = [];
   let pending = '';
@@ -74,6 +86,7 @@ export function createStreamRenderer(container, {
   const render = (text, final) => {
     if (!final && text === rendered) return;
     rendered = text;
+    ctx.liveLinks = final || draftLinks;
     const blocks = lexBlocks(text);
     blocks.forEach((block, i) => {
       const old = shown[i];
@@ -103,10 +116,12 @@ export function createStreamRenderer(container, {
         render(pending, false);
       });
     },
-    finish(fullText, { sources: finalSources } = {}) {
+    finish(fullText, { sources: finalSources, known: finalKnown } = {}) {
       if (frame !== null) cancelFrame(frame);
       frame = null;
-      if (finalSources) ctx = context(ctx.doc, finalSources);
+      if (finalSources || finalKnown !== undefined) {
+        ctx = context(ctx.doc, finalSources ?? sources, finalKnown ?? known);
+      }
       render(fullText, true);
     },
     /** Drops a render still waiting for its frame (the container is someone else's now). */
@@ -125,12 +140,12 @@ function lexBlocks(text) {
   return tokens.filter((t) => t.type !== 'space' && t.type !== 'def');
 }
 
-function context(doc, sources) {
+function context(doc, sources, known) {
   const byId = new Map();
   for (const source of sources ?? []) {
     if (source && source.id !== undefined && source.id !== null) byId.set(String(source.id), source);
   }
-  return { doc, byId, inLink: false };
+  return { doc, byId, known: String(known ?? ''), liveLinks: true, inLink: false };
 }
 
 // ---- blocks --------------------------------------------------------------------------------
@@ -270,9 +285,7 @@ function link(token, ctx) {
   } finally {
     ctx.inLink = false;
   }
-  const a = anchor(ctx, href, children);
-  if (token.title) a.title = token.title;
-  return a;
+  return modelLink(ctx, href, children);
 }
 
 /** Images are not loaded: a safe URL becomes a link named by the alt text, else the alt text. */
@@ -280,9 +293,25 @@ function image(token, ctx) {
   const href = safeHref(token.href);
   const alt = decode(token.text ?? '');
   if (!href || ctx.inLink) return textNode(ctx, alt);
-  const a = anchor(ctx, href, [textNode(ctx, alt || href)]);
-  a.className = 'md-image';
-  return a;
+  const node = modelLink(ctx, href, [textNode(ctx, alt || href)]);
+  if (node.nodeName === 'A') node.className = 'md-image';
+  return node;
+}
+
+/**
+ * A link the model wrote to `href` (safe), showing `children` and then its host unless they
+ * are its URL; text instead while links are not live (a draft), and text with a note when the
+ * address carries the known text. The model's title is never used.
+ */
+function modelLink(ctx, href, children) {
+  const url = new URL(href);
+  if (carriesKnownText(url, ctx.known)) {
+    const note = ` (link to ${destination(url, '')} removed: it carried text from this session)`;
+    return fragmentOf(ctx, [...children, el(ctx, 'span', [textNode(ctx, note)], 'md-link-removed')]);
+  }
+  const host = destination(url, children.map((node) => node.textContent).join(''));
+  const shown = host ? [...children, el(ctx, 'span', [textNode(ctx, ` (${host})`)], 'md-link-host')] : children;
+  return ctx.liveLinks ? anchor(ctx, href, shown) : fragmentOf(ctx, shown);
 }
 
 function textWithCitations(text, ctx) {

@@ -13,8 +13,8 @@ import { captureSelection } from './capture.js';
 import { BackendError, Connection } from './messaging.js';
 import { MAX_STEPS_DEFAULT, MAX_STEPS_LIMIT, REQUESTS, SETTINGS_ERROR_KINDS } from './protocol.gen.js';
 import {
-  TERMINAL, disconnected, emptyView, initialState, normalizeView, receiveEvent, receiveSnapshot,
-  shownAnswer,
+  TERMINAL, disconnected, emptyView, initialState, knownText, normalizeView, receiveEvent,
+  receiveSnapshot, shownAnswer,
 } from './view-state.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
@@ -440,7 +440,8 @@ function renderAnswer(view) {
   el.asked.textContent = view.question;
   const answer = shownAnswer(view);
   const running = view.status === 'running';
-  answerView.render(answer, { streaming: running, sources: view.sources ?? [] });
+  const selection = state.capture?.selection;
+  answerView.render(answer, { streaming: running, sources: view.sources ?? [], known: knownText(view, [selection?.text, selection?.context]) });
   renderSources(el['sources-section'], el.sources, running ? [] : view.sources ?? []);
   passages.refresh();
   el['copy-answer'].hidden = !(answer && !running);

@@ -113,6 +113,30 @@ export function shownAnswer(view) {
   return view.answer || '';
 }
 
+/** Steps holding what a tool read (the page, the web, the user's replies) or a page section's summary. */
+const READ_STEPS = new Set(['tool_result', 'section_summary']);
+
+/** `text` without the addresses in it (a model's answer: its own links are not known text). */
+const withoutAddresses = (text) => String(text ?? '').replace(/(?:https?:\/\/|mailto:)\S+/gi, ' ');
+
+/**
+ * The page and conversation text `view` holds, which no link in its answer may carry away
+ * (markdown.js's `known`): the question, the earlier questions and answers (without their
+ * addresses), the page's title, the cited sources' titles and passages, and what the tools
+ * read. `more`: other text the caller shows (a captured selection and its paragraph).
+ * @param {object} view
+ * @param {(string|undefined|null)[]} [more]
+ */
+export function knownText(view, more = []) {
+  const parts = [view?.question, view?.page?.title, ...more];
+  for (const turn of view?.turns ?? []) parts.push(turn?.question, withoutAddresses(turn?.answer));
+  for (const source of view?.sources ?? []) parts.push(source?.title, source?.excerpt);
+  for (const step of view?.steps ?? []) {
+    if (READ_STEPS.has(step?.kind)) parts.push(step.kind === 'tool_result' ? step.text : withoutAddresses(step.text));
+  }
+  return parts.filter((part) => typeof part === 'string' && part).join('\n');
+}
+
 /**
  * `steps` with `item` in place: replacing the entry with the same `index`, else inserted in
  * `index` order (a new array; `steps` is not changed). An item without an index is ignored.

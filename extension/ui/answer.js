@@ -1,5 +1,7 @@
 // The answer: Markdown rendered into DOM nodes by markdown.js (streamed while the run writes
-// it, rendered once more when it is complete), and the sources it cites listed under it.
+// it, rendered once more when it is complete), and the sources it cites listed under it. A
+// draft's links are text (with their host) until the answer is complete and its links are
+// checked against the view's known text (view-state.js, knownText).
 
 import { createStreamRenderer, renderMarkdown } from '../markdown.js';
 import { h, setChildren } from './dom.js';
@@ -8,17 +10,19 @@ const SAFE_LINK = /^https?:\/\//i;
 
 /** Renders the answer text into `container`, re-rendering only when something changed. */
 export function createAnswerView(container) {
-  let shown = { text: null, streaming: false, sourcesKey: '' };
+  let shown = { text: null, streaming: false, sourcesKey: '', known: '' };
   let stream = null;
 
   return {
     /**
      * @param {string} text the answer (or the draft while `streaming`)
-     * @param {{streaming: boolean, sources: object[]}} options
+     * @param {{streaming: boolean, sources: object[], known?: string}} options `known`: the page
+     *   and conversation text the view holds, which no link may carry away
      */
-    render(text, { streaming, sources }) {
+    render(text, { streaming, sources, known = '' }) {
       const sourcesKey = JSON.stringify(sources);
-      if (text === shown.text && streaming === shown.streaming && sourcesKey === shown.sourcesKey) return;
+      if (text === shown.text && streaming === shown.streaming && sourcesKey === shown.sourcesKey
+        && known === shown.known) return;
       container.classList.add('markdown');
       if (streaming && text) {
         // A draft that does not continue the last one (reset, or a new run) starts over.
@@ -27,15 +31,15 @@ export function createAnswerView(container) {
           // A frame the old renderer still waits for must not write into the new text.
           stream?.cancel();
           container.replaceChildren();
-          stream = createStreamRenderer(container, { sources });
+          stream = createStreamRenderer(container, { sources, known, draftLinks: false });
         }
         stream.update(text);
       } else {
         stream?.cancel();
         stream = null;
-        container.replaceChildren(text ? renderMarkdown(text, { sources }) : '');
+        container.replaceChildren(text ? renderMarkdown(text, { sources, known }) : '');
       }
-      shown = { text, streaming, sourcesKey };
+      shown = { text, streaming, sourcesKey, known };
     },
   };
 }

@@ -232,8 +232,8 @@ test('hostile markdown renders as text in Chromium and nothing runs or loads', a
   for (const bad of ['img', 'script', 'svg', 'iframe', 'details']) assert.ok(!result.tags.includes(bad), `<${bad}> rendered`);
   assert.ok(result.tags.includes('table'), 'the table renders');
   assert.deepEqual(result.links, [
-    ['pic', 'https://127.0.0.1:1/never.png', '_blank', 'noopener noreferrer'],
-    ['ok', 'https://example.org/', '_blank', 'noopener noreferrer'],
+    ['pic (127.0.0.1:1)', 'https://127.0.0.1:1/never.png', '_blank', 'noopener noreferrer'],
+    ['ok (example.org)', 'https://example.org/', '_blank', 'noopener noreferrer'],
   ]);
   assert.match(result.text, /<img src=x onerror="window.__pwned = 1">/);
   assert.match(result.text, /<script>window.__pwned = 2<\/script>/);

@@ -9,8 +9,9 @@ import {
   configureProvider, inExtensionPage, openPopup, screenshot, stopServiceWorker, waitForSnapshot,
   waitForWorkerRunning, waitUntil, workerBootId,
 } from './support/browser.mjs';
+import { seriousViolations } from './support/axe.mjs';
 import { startHarness } from './support/harness.mjs';
-import { askQuestion, checkAccessibleNames, requestBackend, waitForRunEnd } from './support/popup.mjs';
+import { askQuestion, checkAccessibleNames, readPopup, requestBackend, waitForRunEnd } from './support/popup.mjs';
 
 
 let harness;
@@ -108,7 +109,7 @@ test('Markdown from the model: the table and the https link render, nothing runs
   assert.equal(await answerBox.locator('a[href^="javascript:" i]').count(), 0, 'a javascript: link is a link');
   assert.equal(await popup.evaluate(() => globalThis.__klPwned ?? null), null, 'model output ran');
   assert.match(await answerBox.innerText(), /<img src=x/, 'the raw HTML is shown as text');
-  const good = answerBox.getByRole('link', { name: 'good', exact: true });
+  const good = answerBox.getByRole('link', { name: 'good (example.com)', exact: true });
   assert.equal(await good.getAttribute('href'), 'https://example.com/keepers');
   assert.equal(await good.getAttribute('target'), '_blank');
   assert.match(await good.getAttribute('rel'), /noopener/);
@@ -125,6 +126,51 @@ test('Markdown from the model: the table and the https link render, nothing runs
   await popup.getByRole('button', { name: 'Copy answer', exact: true }).click();
   assert.equal(await popup.evaluate(() => globalThis.__klCopied), answer);
   await screenshot(popup, 'ui-markdown.png');
+  await popup.close();
+});
+
+test('links in an answer: the host beside the text, no title, none that carries the question or the page away, none live in the draft', async () => {
+  const question = 'Which oil did the lamp at Bellhaven burn each winter, and how much?';
+  const pageRun = 'stands on a basalt stack eleven kilometres off the Marrow coast'; // article.html, in [p1]
+  const parts = [
+    'The lamp burned colza oil [p1]. See [the keepers\' log](https://example.com/keepers "Official and safe") ' +
+      'and <https://example.org/tides>.\n\n',
+    `Also [record](https://collect.example/log?d=${encodeURIComponent(pageRun)}), ` +
+      `[ask](https://collect.example/q?text=${encodeURIComponent(question)}) and ` +
+      '[forecast](https://collect.example/w?city=Marrow+coast+lighthouse+weather+for+the+coming+week).',
+  ];
+  // The second part waits 2 s: the draft of the first can be looked at meanwhile.
+  llm.script({ deltas: parts, chunkDelayMs: 2000 });
+  const { tabId } = await fixtureTab();
+  const popup = await openPopup(kl.context, kl.extId, tabId);
+  await askQuestion(popup, question);
+  const answerBox = popup.locator('#answer');
+  await waitUntil(async () => /the keepers' log/.test(await answerBox.innerText()), { message: 'the draft\'s first link' });
+  assert.equal((await readPopup(popup)).state, 'running', 'the run ended before the draft could be read');
+  assert.equal(await answerBox.locator('a').count(), 0, 'a draft\'s link is live');
+  assert.match(await answerBox.innerText(), /the keepers' log \(example\.com\)/);
+  const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  // The premise: the page run is in the cited passage the view holds.
+  const snapshot = await requestBackend(popup, { type: 'snapshot', session: `tab:${tabId}` });
+  assert.ok(snapshot.data.sources.some((s) => s.id === 'p1' && s.excerpt.includes(pageRun)), JSON.stringify(snapshot.data.sources));
+
+  const log = answerBox.getByRole('link', { name: 'the keepers\' log (example.com)', exact: true });
+  assert.equal(await log.getAttribute('href'), 'https://example.com/keepers');
+  assert.equal(await answerBox.getByRole('link', { name: 'https://example.org/tides', exact: true }).count(), 1);
+  assert.equal(await answerBox.getByRole('link', { name: 'forecast (collect.example)', exact: true }).count(), 1);
+  assert.equal(await answerBox.locator('[title]').count(), 0, 'the model\'s title is shown');
+  assert.doesNotMatch(await answerBox.innerText(), /Official and safe/);
+  // The two links that carry the page's text and the question are text.
+  assert.equal(await answerBox.locator('a[href*="/log?"], a[href*="/q?"]').count(), 0, 'a link carries the page or the question');
+  const removed = ' (link to collect.example removed: it carried text from this session)';
+  assert.match(await answerBox.innerText(), new RegExp(`record${removed.replace(/[()]/g, '\\$&')}, ask${removed.replace(/[()]/g, '\\$&')} and`));
+  await checkAccessibleNames(popup, { present: [['link', 'the keepers\' log (example.com)']] });
+  assert.deepEqual(await seriousViolations(popup), [], 'axe, with the host labels and notes');
+  await screenshot(popup, 'ui-links.png');
+  await popup.emulateMedia({ colorScheme: 'dark' });
+  assert.deepEqual(await seriousViolations(popup), [], 'axe, dark theme');
+  await screenshot(popup, 'ui-links-dark.png');
   await popup.close();
 });
 

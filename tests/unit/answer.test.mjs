@@ -1,7 +1,7 @@
 // The answer view (extension/ui/answer.js) on jsdom: a draft's render still waiting for its
 // animation frame when the answer completes (or the draft starts over) must not write into
 // the container afterwards. Under load the frame can come late: it once doubled a finished
-// answer in the e2e tier ("X.X.").
+// answer in the e2e tier ("X.X."). A draft's links are text until the answer is complete.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -46,4 +46,21 @@ test('a draft that starts over is not written into by the old draft\'s frame', (
   view.render('Second answer.', { streaming: true, sources: [] });
   runFrames();
   assert.equal(container.textContent, 'Second answer.');
+});
+
+test('a draft\'s links are text with their host; the complete answer\'s are links, checked against the known text', () => {
+  const container = document.getElementById('answer');
+  const view = createAnswerView(container);
+  const known = 'The lamp at Bellhaven burned 412 litres of colza oil each winter.';
+  const text = '[Docs](https://docs.example.org/a) and [log](https://collect.example/?d=lamp+at+Bellhaven+burned+412+litres+of+colza).';
+  view.render(text, { streaming: true, sources: [], known });
+  runFrames();
+  assert.equal(container.querySelector('a'), null);
+  assert.match(container.textContent, /^Docs \(docs\.example\.org\) and log \(link to collect\.example removed/);
+  view.render(text, { streaming: false, sources: [], known });
+  assert.deepEqual([...container.querySelectorAll('a')].map((a) => [a.textContent, a.getAttribute('href')]),
+    [['Docs (docs.example.org)', 'https://docs.example.org/a']]);
+  // The same answer once the known text no longer holds the run: both are links.
+  view.render(text, { streaming: false, sources: [], known: 'Something else.' });
+  assert.equal(container.querySelectorAll('a').length, 2);
 });

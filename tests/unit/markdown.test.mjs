@@ -134,13 +134,100 @@ test('links: http, https, mailto and autolinks open in a new tab', () => {
     [a.textContent, a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]);
   const nt = ['_blank', 'noopener noreferrer'];
   assert.deepEqual(links, [
-    ['a', 'https://example.org/x?q=1', ...nt],
-    ['b', 'http://127.0.0.1:8080/', ...nt],
-    ['c', 'mailto:me@example.org', ...nt],
+    ['a (example.org)', 'https://example.org/x?q=1', ...nt],
+    ['b (127.0.0.1:8080)', 'http://127.0.0.1:8080/', ...nt],
+    ['c (me@example.org)', 'mailto:me@example.org', ...nt],
     ['https://auto.example', 'https://auto.example/', ...nt],
     ['www.example.com', 'http://www.example.com/', ...nt],
   ]);
-  assert.equal(div.querySelector('a').title, 'T');
+});
+
+// ---- links the model chose (issue 33) ------------------------------------------------------
+
+test('a link whose text is not its address shows the host beside its text, inside the link', () => {
+  const div = render('Read [the docs](https://docs.example.org/guide?x=1), not [https://bank.example](https://evil.example/login). ' +
+    '![a chart](https://img.example/c.png)');
+  const [docs, liar, image] = div.querySelectorAll('a');
+  assert.deepEqual(shape(docs), ['a', { href: 'https://docs.example.org/guide?x=1', rel: 'noopener noreferrer', target: '_blank' },
+    'the docs', ['span', { class: 'md-link-host' }, ' (docs.example.org)']]);
+  // Text that looks like another address names where the link really goes.
+  assert.equal(liar.textContent, 'https://bank.example (evil.example)');
+  assert.equal(image.textContent, 'a chart (img.example)');
+  // A host in another script is shown as the browser reads it (punycode), not as a look-alike.
+  assert.equal(render('[shop](https://\u0430pple.example/)').textContent, 'shop (xn--pple-43d.example)');
+});
+
+test('a link whose text is its address, with or without the scheme, does not repeat the host', () => {
+  const div = render('<https://auto.example> www.example.com [https://example.org/x](https://example.org/x) ' +
+    '[example.org/x/](https://example.org/x) [Example.org](https://www.example.org/) <me@example.org> ' +
+    '[HTTP://Example.org/A](http://example.org/A) ![](https://img.example/d.png)');
+  assert.equal(div.querySelectorAll('a').length, 8);
+  assert.equal(div.querySelector('.md-link-host'), null, div.innerHTML);
+});
+
+test('the title the model gave a link or an image is never rendered', () => {
+  const div = render('[a](https://example.org/x "Safe, click me") ![b](https://example.org/i.png "Trust me") ' +
+    '[c][ref]\n\n[ref]: https://example.org/r "Also safe"');
+  assert.equal(div.querySelectorAll('a').length, 3);
+  assert.equal(div.querySelectorAll('[title]').length, 0);
+  assert.doesNotMatch(div.textContent, /safe|trust/i);
+});
+
+// The page and conversation text the view holds: a passage, and the question.
+const PASSAGE = 'Bellhaven Light stands on a basalt stack eleven kilometres off the Marrow coast.\n\n' +
+  'The lamp at Bellhaven burned 412 litres of\ncolza oil each winter.';
+const QUESTION = 'Which oil did the lamp burn each winter, and how much of it?';
+const KNOWN = `${QUESTION}\n${PASSAGE}`;
+const RUN_41 = 'lamp at Bellhaven burned 412 litres of co';
+const RUN_40 = RUN_41.slice(0, 40);
+const withKnown = (text, known = KNOWN) => {
+  const div = document.createElement('div');
+  div.append(renderMarkdown(text, { sources: [], known, document }));
+  return div;
+};
+
+test('a link whose address holds more than 40 characters of the page or conversation is text, not a link', () => {
+  assert.equal(RUN_41.length, 41);
+  const encoded = encodeURIComponent(RUN_41.toUpperCase()).replace(/%20/g, '+');
+  const cases = [
+    `[log](https://collect.example/log?d=${encoded}&x=1)`, // query, other case, + for spaces
+    `[log](https://collect.example/log?d=${encodeURIComponent(encodeURIComponent(RUN_41))})`, // encoded twice
+    `[log](<https://collect.example/#${QUESTION}>)`, // fragment: the question
+    `[log](https://collect.example/p/${RUN_41.replace(/ /g, '_')})`, // path, _ for spaces
+    `[log](https://${RUN_41.replace(/ /g, '-')}.collect.example/)`, // a host name
+    `![log](https://collect.example/i.png?${encodeURIComponent(RUN_41)})`, // an image's address
+  ];
+  for (const text of cases) {
+    const div = withKnown(text);
+    assert.equal(div.querySelector('a'), null, text);
+    assertInert(div, text);
+    assert.match(div.textContent, /^log \(link to [^ ]*collect\.example removed: it carried text from this session\)$/, text);
+  }
+});
+
+test('a 40-character run of known text, an unrelated long query, or an address the known text spells out stay links', () => {
+  assert.equal(RUN_40.length, 40);
+  const known = `${KNOWN}\nThe log is at https://docs.example.org/keepers/agnes-tull/logbook-of-the-light-1902-1931 online.`;
+  const div = withKnown([
+    `[a](https://collect.example/log?d=${encodeURIComponent(RUN_40)}&x=1)`,
+    '[b](https://search.example/?q=tides+and+the+moon+explained+for+children+with+pictures+and+diagrams)',
+    '[c](https://docs.example.org/keepers/agnes-tull/logbook-of-the-light-1902-1931)',
+  ].join(' '), known);
+  assert.deepEqual([...div.querySelectorAll('a')].map((a) => a.firstChild.data), ['a', 'b', 'c']);
+  // With no known text given, nothing is held back.
+  assert.equal(withKnown(`[a](https://collect.example/log?d=${encodeURIComponent(RUN_41)})`, '').querySelectorAll('a').length, 1);
+});
+
+test('links are checked quickly against a long known text', () => {
+  const words = ['tide', 'moon', 'salt', 'lamp', 'oil', 'keeper', 'stack', 'coast', 'storm', 'glass'];
+  let known = '';
+  for (let i = 0; known.length < 400_000; i++) known += `${words[i % 7]} ${words[i % 10]} ${i} `;
+  const links = Array.from({ length: 50 }, (_, i) => `[l${i}](https://x.example/?q=${'unrelated+words+'.repeat(8)}${i})`).join(' ');
+  const started = performance.now();
+  for (let i = 0; i < 20; i++) withKnown(links, known);
+  const took = performance.now() - started;
+  assert.equal(withKnown(links, known).querySelectorAll('a').length, 50);
+  assert.ok(took < 3000, `${Math.round(took)} ms for 20 renders of 50 links against 400 KB`);
 });
 
 test('horizontal rules and named entities', () => {
@@ -152,7 +239,7 @@ test('images are not loaded: alt text, or a link when the URL is safe', () => {
   const div = render('![a chart](https://example.org/c.png) ![](https://example.org/d.png) ![x](javascript:alert(1))');
   assert.equal(div.querySelector('img'), null);
   assert.deepEqual([...div.querySelectorAll('a')].map((a) => [a.textContent, a.getAttribute('href')]), [
-    ['a chart', 'https://example.org/c.png'],
+    ['a chart (example.org)', 'https://example.org/c.png'],
     ['https://example.org/d.png', 'https://example.org/d.png'],
   ]);
   assert.match(div.textContent, /x$/);
@@ -227,10 +314,12 @@ test('safeHref allows http, https and mailto only', () => {
 });
 
 test('the renderer never builds HTML from strings', () => {
-  const source = readFileSync(new URL('../../extension/markdown.js', import.meta.url), 'utf8');
-  for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'DOMParser',
-    'createContextualFragment', 'Parser', 'parse(', 'srcdoc']) {
-    assert.ok(!source.includes(sink), `markdown.js mentions ${sink}`);
+  for (const file of ['markdown.js', 'links.js']) {
+    const source = readFileSync(new URL(`../../extension/${file}`, import.meta.url), 'utf8');
+    for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'DOMParser',
+      'createContextualFragment', 'Parser', 'parse(', 'srcdoc']) {
+      assert.ok(!source.includes(sink), `${file} mentions ${sink}`);
+    }
   }
 });
 
@@ -261,7 +350,7 @@ test('citations back to back, in emphasis, lists and tables; not in code or link
   assert.deepEqual(cites, ['[1]', '[p1]', '[1]', '[p1]']);
   assert.equal(div.querySelector('code').textContent, '[1]');
   assert.equal(div.querySelectorAll('a a').length, 0);
-  assert.equal(div.querySelector('a[href="https://x.example/"]').textContent, 'link [1]');
+  assert.equal(div.querySelector('a[href="https://x.example/"]').textContent, 'link [1] (x.example)');
 });
 
 test('numeric source ids match their citation text', () => {
@@ -365,6 +454,20 @@ test('finish takes link definitions further down into account', () => {
   r.finish(text);
   assert.deepEqual(shapes(container), shapes(render(text)));
   assert.equal(container.querySelector('a').getAttribute('href'), 'https://docs.example/');
+});
+
+test('with draftLinks off, a draft\'s links are text with their host until finish, which checks them against the known text', () => {
+  const { container, clock, r } = streamer({ draftLinks: false, known: QUESTION });
+  const text = `See [the docs](https://docs.example.org/a) and [log](https://collect.example/?d=${encodeURIComponent(RUN_41)}).`;
+  r.update(text);
+  clock.run();
+  assert.equal(container.querySelector('a'), null, 'a draft link is live');
+  assert.equal(container.textContent,
+    'See the docs (docs.example.org) and log (collect.example).');
+  // The final render: live links, checked against the known text the finished view holds.
+  r.finish(text, { known: KNOWN });
+  assert.deepEqual(shapes(container), shapes(withKnown(text)));
+  assert.deepEqual([...container.querySelectorAll('a')].map((a) => a.textContent), ['the docs (docs.example.org)']);
 });
 
 test('finish without any frame, and a shrinking text, both end equal to a one-shot render', () => {

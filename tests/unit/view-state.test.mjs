@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  disconnected, initialState, phaseLabel, receiveEvent, receiveSnapshot, shownAnswer,
+  disconnected, initialState, knownText, phaseLabel, receiveEvent, receiveSnapshot, shownAnswer,
 } from '../../extension/view-state.js';
 import { EVENTS, TERMINAL_STATUSES } from '../../extension/protocol.gen.js';
 
@@ -268,4 +268,35 @@ test('an answer arrives with its sources: the end event carries them, a new run 
     s = receiveEvent(s, event('run_started', 1, 4, { question: 'next' }));
     assert.deepEqual(s.view.sources, [], type);
   }
+});
+
+test('knownText: the questions, earlier answers without their addresses, the page title, sources and what tools read', () => {
+  const view = {
+    question: 'Which oil did the lamp burn?',
+    answer: 'The current answer [x](https://current.example/?q=1)',
+    draft: 'A draft',
+    page: { title: 'The Keepers of Bellhaven Light', url: 'https://page.example/keepers' },
+    turns: [{ question: 'Who kept the light?', answer: 'Agnes Tull, see [log](https://log.example/agnes?x=1) or mailto:a@b.example.' }],
+    sources: [{ id: 'p1', kind: 'page', title: 'Passage title', url: 'https://page.example/keepers', excerpt: 'It burned colza oil.' }],
+    steps: [
+      { index: 0, kind: 'thought', text: 'I will read the page.' },
+      { index: 1, kind: 'tool_call', text: 'read_page({})', arguments: '{"offset":0}' },
+      { index: 2, kind: 'tool_result', text: 'Page text at https://page.example/p read by a tool.' },
+      { index: 3, kind: 'observation', text: 'Model words.' },
+      { index: 4, kind: 'section_summary', text: 'Section 1 of 2: a summary, https://made.example/up' },
+      { index: 5, kind: 'answer', text: 'The answer step' },
+    ],
+    notices: ['A notice'],
+  };
+  const known = knownText(view, ['The selected text.', undefined, null, '']);
+  for (const part of ['Which oil did the lamp burn?', 'The Keepers of Bellhaven Light', 'Who kept the light?',
+    'Agnes Tull, see [log](', 'Passage title', 'It burned colza oil.', 'Page text at https://page.example/p read by a tool.',
+    'Section 1 of 2: a summary,', 'The selected text.']) {
+    assert.ok(known.includes(part), `known text lacks ${JSON.stringify(part)}:\n${known}`);
+  }
+  for (const part of ['current', 'A draft', 'log.example', 'a@b.example', 'made.example', 'https://page.example/keepers',
+    'I will read', 'read_page', 'offset', 'Model words', 'The answer step', 'A notice']) {
+    assert.ok(!known.includes(part), `known text holds ${JSON.stringify(part)}:\n${known}`);
+  }
+  assert.equal(knownText({}), '');
 });
