@@ -90,7 +90,7 @@ fn section_reply(request: &ChatRequest) -> Reply {
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .unwrap_or("0");
-    if user.contains("The page \"") {
+    if user.contains("The page (its title, then its text)") {
         Reply::text("Summary of the whole page.")
     } else {
         Reply::text(format!("Summary of section {k}."))
@@ -259,7 +259,7 @@ fn a_page_that_fits_the_window_is_summarised_in_one_call() {
         "{user}"
     );
     assert!(
-        user.contains("<page-n0nce>\n## Harbour\nThe harbour opened in 1861."),
+        user.contains("<page-n0nce>\nTitle: \"The harbour\"\n\n## Harbour\nThe harbour opened in 1861."),
         "{user}"
     );
     assert!(summary.tools.is_empty());
@@ -317,7 +317,10 @@ fn a_long_page_is_mapped_by_section_and_reduced_within_the_window() {
         .collect();
     assert!(sections[2].messages[1]
         .content
-        .contains("Section 3 of 12 (under \"Part 3\")"));
+        .contains("Section 3 of 12 of the page"));
+    assert!(sections[2].messages[1]
+        .content
+        .contains("<page-n0nce>\nTitle: \"The harbour\"\nHeading: \"Part 3\"\n"));
     assert!(sections[2].messages[1]
         .content
         .contains("## Part 3\nPart 3 tells"));

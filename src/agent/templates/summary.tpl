@@ -1,7 +1,6 @@
 # template summary
 - {{fence_tag}}: string
 - {{goal}}: string
-- {{title}}: string
 - {{where}}: string
 - {{text}}: string
 - {{words}}: string
@@ -23,7 +22,7 @@ You combine summaries of a web page's sections into one summary for KnowledgeLen
 <section name="section_request" optional>
 The user's goal: {{goal}}
 
-{{where}} of the page "{{title}}":
+{{where}} of the page (the page's title, the section's heading if it has one, then the section):
 {{text}}
 
 Summarize this section in at most {{words}} words: its main points, with the facts, names and numbers that matter, in the page's order. Reply with the summary only.
@@ -32,7 +31,7 @@ Summarize this section in at most {{words}} words: its main points, with the fac
 <section name="page_request" optional>
 The user's goal: {{goal}}
 
-The page "{{title}}":
+The page (its title, then its text):
 {{text}}
 
 Summarize the page in at most {{words}} words: its main points, with the facts, names and numbers that matter, in the page's order. Reply with the summary only.
@@ -41,7 +40,7 @@ Summarize the page in at most {{words}} words: its main points, with the facts, 
 <section name="combine_request" optional>
 The user's goal: {{goal}}
 
-Summaries of {{covered}} of the page "{{title}}", in page order:
+Summaries of {{covered}} of the page, in page order (the page's title, then each summary after its section's label):
 {{summaries}}
 
 Combine them into one summary of the page in at most {{words}} words: the main points in the page's order, without repeating yourself. Reply with the summary only.
