@@ -234,8 +234,16 @@ pub trait PageReader {
 pub trait ScreenCapture {
     /// Captures the visible part of tab `tab_id` as a PNG whose long side is at most
     /// [`crate::types::image::MAX_IMAGE_SIDE`] pixels. It is refused unless the tab is the
-    /// active tab of its window: only what the user is looking at is ever captured.
-    fn capture_visible(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<Image, CaptureError>>;
+    /// active tab of its window, and unless it shows the page at `page_url` (the run's page:
+    /// [`crate::url::same_page`], checked before and after the capture): only what the user
+    /// is looking at, and only the page the question is about, is ever captured. `None`:
+    /// the run's page could not be read (a page scripts may not run in), so its address is
+    /// not known and only the first rule applies.
+    fn capture_visible<'a>(
+        &'a self,
+        tab_id: i64,
+        page_url: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<Image, CaptureError>>;
 }
 
 /// Why a screenshot could not be taken.
@@ -244,6 +252,9 @@ pub enum CaptureError {
     /// The tab is not the active tab of its window (the user switched tabs), or is gone.
     #[error("the page is not visible")]
     NotVisible,
+    /// The tab shows another page than the run's (the user went elsewhere meanwhile).
+    #[error("the tab shows another page")]
+    OtherPage,
     /// The browser refused or failed (no permission for the page, a protected page).
     #[error("the screenshot failed: {0}")]
     Failed(String),
@@ -253,7 +264,11 @@ pub enum CaptureError {
 pub struct NoCapture;
 
 impl ScreenCapture for NoCapture {
-    fn capture_visible(&self, _tab_id: i64) -> LocalBoxFuture<'_, Result<Image, CaptureError>> {
+    fn capture_visible<'a>(
+        &'a self,
+        _tab_id: i64,
+        _page_url: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<Image, CaptureError>> {
         Box::pin(futures::future::ready(Err(CaptureError::Failed(
             "screenshots are not available here".into(),
         ))))

@@ -65,6 +65,15 @@ fn default_parser(_text: &str) -> Option<Url> {
     None
 }
 
+/// Whether `a` and `b` are the same page: both URLs, with the same [`Url::place`] (scheme,
+/// host, port and path; the query and the fragment aside).
+pub fn same_page(a: &str, b: &str) -> bool {
+    match (parse(a), parse(b)) {
+        (Some(a), Some(b)) => a.place() == b.place(),
+        _ => false,
+    }
+}
+
 impl Url {
     /// Whether the scheme is `http` or `https`.
     pub fn is_web(&self) -> bool {

@@ -221,6 +221,51 @@ fn a_tab_not_in_front_is_not_visible() {
         .all(|r| RequestKind::of(r) != RequestKind::Transcription));
 }
 
+/// A question about tab 3 showing the canvas page, answered by [`oracle`].
+fn on_canvas(capture: &ScriptedCapture) -> Run {
+    run_with(
+        "tab:3",
+        Some(page("")),
+        RunConfig::default(),
+        capture,
+        oracle,
+    )
+}
+
+#[test]
+fn a_tab_that_went_to_another_page_is_not_captured() {
+    // The tab now shows another path on the same host: the capture is refused before any
+    // screenshot (the double refuses as the browser's does, using no scripted answer).
+    let capture = ScriptedCapture::new(Vec::new()).showing("http://127.0.0.1/bank?x=1");
+    let run = on_canvas(&capture);
+    assert_eq!(run.state.status, RunStatus::Completed);
+    assert_eq!(
+        *capture.pages.borrow(),
+        [Some("http://127.0.0.1/canvas".to_string())]
+    );
+    let results = results(&run.state);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0]
+            .1
+            .starts_with("Error: the tab now shows another page"),
+        "{results:?}"
+    );
+    assert!(run
+        .requests
+        .iter()
+        .all(|r| RequestKind::of(r) != RequestKind::Transcription));
+    // The same page with another query or fragment is the run's page: captured.
+    let capture = ScriptedCapture::new(vec![Ok(test_png(640, 480))])
+        .showing("http://127.0.0.1/canvas?tab=2#top");
+    let run = on_canvas(&capture);
+    assert_eq!(run.state.answer, ANSWER);
+    assert!(run
+        .requests
+        .iter()
+        .any(|r| RequestKind::of(r) == RequestKind::Transcription));
+}
+
 #[test]
 fn a_model_known_to_take_text_only_gets_no_screenshot_and_the_user_is_told() {
     // Nothing may be captured: the scripted capture fails the test on any call.
@@ -379,12 +424,13 @@ struct Counting<'a> {
 }
 
 impl knowledgelens::ports::ScreenCapture for Counting<'_> {
-    fn capture_visible(
-        &self,
+    fn capture_visible<'a>(
+        &'a self,
         tab_id: i64,
-    ) -> futures::future::LocalBoxFuture<'_, Result<knowledgelens::types::Image, CaptureError>>
+        page_url: Option<&'a str>,
+    ) -> futures::future::LocalBoxFuture<'a, Result<knowledgelens::types::Image, CaptureError>>
     {
         self.count.set(self.count.get() + 1);
-        self.inner.capture_visible(tab_id)
+        self.inner.capture_visible(tab_id, page_url)
     }
 }

@@ -259,7 +259,9 @@ fn a_page_that_fits_the_window_is_summarised_in_one_call() {
         "{user}"
     );
     assert!(
-        user.contains("<page-n0nce>\nTitle: \"The harbour\"\n\n## Harbour\nThe harbour opened in 1861."),
+        user.contains(
+            "<page-n0nce>\nTitle: \"The harbour\"\n\n## Harbour\nThe harbour opened in 1861."
+        ),
         "{user}"
     );
     assert!(summary.tools.is_empty());

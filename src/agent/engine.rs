@@ -225,9 +225,9 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Action::Input => self.await_input(cell, &mut out).await,
-                Action::Capture { call, tab } => {
+                Action::Capture { call, tab, page } => {
                     // The screenshot lives only in the request of this one model call.
-                    let shot = self.capture.capture_visible(tab).await;
+                    let shot = self.capture.capture_visible(tab, page.as_deref()).await;
                     let transcribe = self.transition(cell, &mut out, |state, ctx, out| {
                         step::screenshot::captured(state, ctx, &call, shot, out)
                     });

@@ -18,6 +18,10 @@ pub struct ScriptedCapture {
     answers: RefCell<VecDeque<Result<Image, CaptureError>>>,
     /// The tab of every capture asked for, in order.
     pub tabs: RefCell<Vec<i64>>,
+    /// The page each capture was asked for (the run's page address, if known), in order.
+    pub pages: RefCell<Vec<Option<String>>>,
+    /// What the tab shows, when a test sets it ([`ScriptedCapture::showing`]).
+    showing: Option<String>,
     lenient: bool,
 }
 
@@ -27,8 +31,18 @@ impl ScriptedCapture {
         Self {
             answers: RefCell::new(answers.into()),
             tabs: RefCell::default(),
+            pages: RefCell::default(),
+            showing: None,
             lenient: false,
         }
+    }
+
+    /// The same capture, on a tab that shows `url`: a capture asked for another page is
+    /// refused as the browser's is ([`CaptureError::OtherPage`]), using no scripted answer.
+    #[must_use]
+    pub fn showing(mut self, url: &str) -> Self {
+        self.showing = Some(url.to_string());
+        self
     }
 
     /// The same capture, allowing answers never asked for (runs cut at random points).
@@ -73,8 +87,18 @@ impl Drop for ScriptedCapture {
 }
 
 impl ScreenCapture for ScriptedCapture {
-    fn capture_visible(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<Image, CaptureError>> {
+    fn capture_visible<'a>(
+        &'a self,
+        tab_id: i64,
+        page_url: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<Image, CaptureError>> {
         self.tabs.borrow_mut().push(tab_id);
+        self.pages.borrow_mut().push(page_url.map(str::to_string));
+        if let (Some(shows), Some(page_url)) = (&self.showing, page_url) {
+            if !crate::url::same_page(shows, page_url) {
+                return future::ready(Err(CaptureError::OtherPage)).boxed_local();
+            }
+        }
         let answer = self.answers.borrow_mut().pop_front().unwrap_or_else(|| {
             panic!(
                 "ScriptedCapture: unexpected capture #{} of tab {tab_id}, the script has no answer left",
@@ -94,10 +118,13 @@ mod tests {
     fn plays_back_in_order_and_records_the_tabs() {
         let capture =
             ScriptedCapture::new(vec![Ok(test_png(10, 20)), Err(CaptureError::NotVisible)]);
-        let first = futures::executor::block_on(capture.capture_visible(7)).expect("a png");
+        let first =
+            futures::executor::block_on(capture.capture_visible(7, Some("https://a.example/")))
+                .expect("a png");
         let bytes = crate::types::image::base64_decode(&first.data).expect("base64");
         assert_eq!(png_size(&bytes), Some((10, 20)));
-        let second = futures::executor::block_on(capture.capture_visible(8));
+        let second =
+            futures::executor::block_on(capture.capture_visible(8, Some("https://a.example/")));
         assert_eq!(second, Err(CaptureError::NotVisible));
         assert_eq!(*capture.tabs.borrow(), [7, 8]);
     }
@@ -106,7 +133,7 @@ mod tests {
     #[should_panic(expected = "unexpected capture")]
     fn an_unexpected_capture_fails_the_test() {
         let capture = ScriptedCapture::new(Vec::new());
-        let _ = futures::executor::block_on(capture.capture_visible(1));
+        let _ = futures::executor::block_on(capture.capture_visible(1, Some("https://a.example/")));
     }
 
     #[test]

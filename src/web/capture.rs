@@ -1,6 +1,7 @@
 //! [`ChromeCapture`]: screenshots of a tab with `chrome.tabs.captureVisibleTab`, which the
 //! `activeTab` grant (a click on the toolbar icon, the menu or the shortcut) allows. Only
-//! the active tab of its window is captured (`chrome.tabs.get` says whether it still is);
+//! the active tab of its window, and only while it shows the run's page, is captured
+//! (`chrome.tabs.get` says whether it still does, before and after);
 //! a screenshot larger than [`MAX_IMAGE_SIDE`] on its long side is scaled down in the
 //! worker (`createImageBitmap` with a resize, drawn on an `OffscreenCanvas`, PNG again).
 //! Nothing is kept: the image goes back to the caller only.
@@ -23,9 +24,14 @@ fn failed(err: JsError) -> CaptureError {
     CaptureError::Failed(err.message)
 }
 
-/// The window of tab `tab_id` when it is the active tab there; `NotVisible` otherwise (a
-/// closed tab included).
-async fn window_if_active(tabs: &JsValue, tab_id: i64) -> Result<JsValue, CaptureError> {
+/// The window of tab `tab_id` when it is the active tab there and shows the page at
+/// `page_url`; `NotVisible` or `OtherPage` otherwise (a closed tab included, and a tab whose
+/// address the extension may no longer see, as after going to another site).
+async fn window_if_showing(
+    tabs: &JsValue,
+    tab_id: i64,
+    page_url: Option<&str>,
+) -> Result<JsValue, CaptureError> {
     let tab = call(tabs, "get", &[JsValue::from_f64(tab_id as f64)])
         .await
         .map_err(|_| CaptureError::NotVisible)?;
@@ -33,20 +39,29 @@ async fn window_if_active(tabs: &JsValue, tab_id: i64) -> Result<JsValue, Captur
     if !active {
         return Err(CaptureError::NotVisible);
     }
+    if let Some(page_url) = page_url {
+        let shows = Reflect::get(&tab, &"url".into())
+            .ok()
+            .and_then(|url| url.as_string())
+            .unwrap_or_default();
+        if !crate::url::same_page(&shows, page_url) {
+            return Err(CaptureError::OtherPage);
+        }
+    }
     Reflect::get(&tab, &"windowId".into()).map_err(|e| failed(e.into()))
 }
 
-async fn capture(tab_id: i64) -> Result<Image, CaptureError> {
+async fn capture(tab_id: i64, page_url: Option<&str>) -> Result<Image, CaptureError> {
     let tabs = chrome(&["tabs"]).map_err(failed)?;
-    let window = window_if_active(&tabs, tab_id).await?;
+    let window = window_if_showing(&tabs, tab_id, page_url).await?;
     let options = object(&[("format", JsValue::from_str("png"))]).map_err(failed)?;
     let url = call(&tabs, "captureVisibleTab", &[window, options.into()])
         .await
         .map_err(failed)?
         .as_string()
         .unwrap_or_default();
-    // The user may have switched tabs while it was taken: then it shows another page.
-    window_if_active(&tabs, tab_id).await?;
+    // The user may have switched tabs, or gone to another page, while it was taken.
+    window_if_showing(&tabs, tab_id, page_url).await?;
     let image = Image::from_png_data_url(&url)
         .ok_or_else(|| CaptureError::Failed("the browser did not return a PNG".into()))?;
     let (width, height) = fitted_size(image.width, image.height);
@@ -102,7 +117,11 @@ async fn scaled_png(url: &str, width: u32, height: u32) -> Result<Vec<u8>, JsErr
 }
 
 impl ScreenCapture for ChromeCapture {
-    fn capture_visible(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<Image, CaptureError>> {
-        capture(tab_id).boxed_local()
+    fn capture_visible<'a>(
+        &'a self,
+        tab_id: i64,
+        page_url: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<Image, CaptureError>> {
+        capture(tab_id, page_url).boxed_local()
     }
 }

@@ -4,7 +4,7 @@
 // and a scripted vision server (support/vision-openai-server.mjs) receives the screenshot as
 // an OpenAI `image_url` part holding a PNG no larger than 1,568 px on its long side; the
 // answer uses the text it "read". A tab that is not in front is refused as "the page is not
-// visible"; a model known to take text only, and a server refusing the image, end with the
+// visible", and a tab that went to another page meanwhile as "the tab now shows another page"; a model known to take text only, and a server refusing the image, end with the
 // popup saying "this model cannot read images". The screenshot is never stored.
 //
 // No toolbar click can grant activeTab here, so this file runs on the test-only build
@@ -185,6 +185,38 @@ test('a tab that is not in front of its window is refused: "the page is not visi
   const results = requests.flatMap((b) => toolMessages(b).map((m) => m.content));
   assert.ok(results.some((r) => /Error: the page is not visible/.test(r)), `${results.join('\n')}\n${vision.timeline(from)}`);
   assert.ok(requests.some((b) => kindOf(b) === 'reflection'), vision.timeline(from));
+  await popup.close();
+});
+
+test('a tab that went to another page meanwhile is not captured: "the tab now shows another page"', async () => {
+  const { popup, fixture } = await canvasAndPopup();
+  const elsewhere = pages.url('article.html');
+  const plain = respond('I could not see the page.');
+  // The model asks for the screenshot only once the tab shows another page of the same site.
+  current = async (body) => {
+    if (kindOf(body) === 'reason' && toolMessages(body).length === 0) {
+      // By tab id: earlier tests left other tabs on canvas.html open.
+      await inExtensionPage(kl.context, (args) => chrome.tabs.update(args.tabId, { url: args.url }), { tabId: fixture.tabId, url: elsewhere });
+      await waitUntil(async () => {
+        const tab = await inExtensionPage(kl.context, (id) => chrome.tabs.get(id), fixture.tabId);
+        return tab.url === elsewhere && tab.status === 'complete';
+      }, { message: 'the tab to show the other page' });
+    }
+    return plain(body);
+  };
+  const from = vision.chatRequests.length;
+  const imagesBefore = vision.images.length;
+
+  await askAbout(popup, 'When does the ferry leave?', from);
+
+  const requests = vision.chatRequests.slice(from).map((r) => r.body);
+  assert.equal(requests.filter(isTranscription).length, 0, vision.timeline(from));
+  assert.equal(vision.images.length, imagesBefore, 'a screenshot of the other page was sent');
+  const results = requests.flatMap((b) => toolMessages(b).map((m) => m.content));
+  assert.ok(results.some((r) => /Error: the tab now shows another page/.test(r)), `${results.join('\n')}\n${vision.timeline(from)}`);
+  const tab = await inExtensionPage(kl.context, (id) => chrome.tabs.get(id), fixture.tabId);
+  assert.equal(tab.url, elsewhere, 'the tab was not on the other page');
+  assert.equal(tab.active, true, 'the tab was not in front (the refusal would be another one)');
   await popup.close();
 });
 

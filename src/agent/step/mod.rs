@@ -108,12 +108,15 @@ pub enum Action {
     Input,
     /// Search the web (Stop abandons it).
     Search(crate::ports::SearchQuery),
-    /// Take a screenshot of tab `tab` for the screenshot tool's `call`.
+    /// Take a screenshot of tab `tab` for the screenshot tool's `call`, while it shows `page`.
     Capture {
         /// The call.
         call: ToolCall,
         /// The tab.
         tab: i64,
+        /// The address of the run's page (nothing is captured while the tab shows another),
+        /// if it was read.
+        page: Option<String>,
     },
 }
 

@@ -72,7 +72,8 @@ pub(super) fn begin(
         no_images(state, ctx, &call, out);
         return Action::Continue;
     }
-    Action::Capture { call, tab }
+    let page = state.page.as_ref().map(|p| p.url.clone());
+    Action::Capture { call, tab, page }
 }
 
 /// The model cannot read images: an error result (not reflected on: no other call can
@@ -103,19 +104,13 @@ pub fn captured(
 ) -> Option<ModelCall> {
     let image = match result {
         Ok(image) => image,
-        Err(CaptureError::NotVisible) => {
-            let err = ToolError::new(
-                ToolErrorKind::NotFound,
-                "the page is not visible (its tab is not the one shown in its window), so no screenshot was taken",
-            );
-            tool_done(state, ctx, call, Err(err), out);
-            return None;
-        }
-        Err(CaptureError::Failed(message)) => {
-            let err = ToolError::new(
-                ToolErrorKind::NotFound,
-                format!("the screenshot failed: {message}"),
-            );
+        Err(err) => {
+            let why = match err {
+                CaptureError::NotVisible => "the page is not visible (its tab is not the one shown in its window), so no screenshot was taken".to_string(),
+                CaptureError::OtherPage => "the tab now shows another page than the one this question is about, so no screenshot was taken".to_string(),
+                CaptureError::Failed(message) => format!("the screenshot failed: {message}"),
+            };
+            let err = ToolError::new(ToolErrorKind::NotFound, why);
             tool_done(state, ctx, call, Err(err), out);
             return None;
         }
