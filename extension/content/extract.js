@@ -43,7 +43,7 @@
         if (node.nodeType === 1) {
           if (vis.hiddenElement(node)) drop.push(copyKids[i]);
           else walk(node, copyKids[i]);
-        } else if (node.nodeType === 3 && node.nodeValue.trim() && vis.unreadableText(live)) {
+        } else if (node.nodeType === 3 && node.nodeValue.trim() && vis.hiddenText(node, live)) {
           drop.push(copyKids[i]);
         }
       }
@@ -107,13 +107,17 @@
   };
 
   // The visible article / main with the most visible text, else the visible text of the body.
+  // Lengths are counted with whitespace runs as one space (the line breaks of blocks whose
+  // text is unreadable are not text).
   const visibleFallback = () => {
-    let best = '';
+    const size = (text) => text.replace(/\s+/g, ' ').trim().length;
+    let [best, bestSize] = ['', 0];
     for (const node of document.querySelectorAll('article, main, [role="main"]')) {
       const text = vis.visibleText(node, RAW_CAP, { headings: true });
-      if (text.trim().length > best.trim().length) best = text;
+      const n = size(text);
+      if (n > bestSize) [best, bestSize] = [text, n];
     }
-    return best.trim().length >= MIN_MAIN_CHARS ? best : vis.visibleText(document.body, RAW_CAP, { headings: true });
+    return bestSize >= MIN_MAIN_CHARS ? best : vis.visibleText(document.body, RAW_CAP, { headings: true });
   };
 
   const fromReadability = readable();

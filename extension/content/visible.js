@@ -1,48 +1,226 @@
 // KnowledgeLens: what the user can see. A classic script injected before content/extract.js
-// and content/selection.js (chrome.scripting.executeScript({files})); it defines one function,
-// `globalThis.__klVisibility()`, in the extension's isolated world (the page cannot see it).
-// Each call returns a fresh set of helpers with their own style caches (styles change between
-// injections).
+// and content/selection.js (chrome.scripting.executeScript({files})); it defines, in the
+// extension's isolated world (the page cannot see them), `globalThis.__klVisibilityMath` (pure
+// colour and clipping arithmetic, unit-tested in node: tests/unit/visible.test.mjs) and one
+// function, `globalThis.__klVisibility()`. Each call of the latter returns a fresh set of
+// helpers with their own style caches (styles change between injections).
 //
-// Visibility is decided on the live DOM with computed styles: a subtree is hidden when it is
+// Visibility is decided on the live DOM with computed styles. A subtree is hidden when it is
 // display:none, visibility hidden/collapse, has the `hidden` attribute or aria-hidden="true",
-// has opacity 0 (itself or an ancestor), is a zero-size or fully clipped box, lies entirely
-// outside the document's scrollable area (e.g. left:-9999px), or is <script>, <style>,
-// <template>, <noscript> (and a few non-text elements); text is unreadable when its computed
-// font size is under 4px or its colour equals the nearest non-transparent background behind it.
+// has an effective opacity under 0.1 (the product of `opacity` and of `filter: opacity()` over
+// it and its ancestors), is a zero-size box that clips its overflow or a box clipped to
+// nothing, lies entirely outside the area its ancestors let it show, or is <script>, <style>,
+// <template>, <noscript> (and a few non-text elements). That area is the document's scrollable
+// area cut by each ancestor's clipping: the padding box of `overflow: hidden|clip` (per axis)
+// and `contain: paint`, `clip-path: inset()` and `clip: rect()` (an absolutely positioned box
+// escapes the clipping below its containing block, a fixed one all of it; the root's and
+// body's overflow belong to the viewport and do not count).
+// A text node is unreadable when its computed font size is under 6px; when its colour
+// (`-webkit-text-fill-color`, which is `color` unless set) has a contrast ratio under 1.5:1
+// against the effective background (WCAG 2 relative luminance; the background-colors from the
+// text's element up to the first opaque one, composed by their alpha, over white); or when
+// none of its line boxes shows a part at least 6px high (and 6px wide, or whole if narrower)
+// inside the area its element shows (text-indent:-9999px, a 3px-high box, a clip-path inset
+// that leaves it out).
+//
+// Cost: at most one getComputedStyle per element; opacity, background, areas and readability
+// are cached per element; one reused Range measures each text node's line boxes.
+globalThis.__klVisibilityMath = (() => {
+  const NO_CLIP = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
+
+  // WCAG 2 relative luminance of an sRGB colour {r, g, b} (0-255).
+  const luminance = ({ r, g, b }) => {
+    const lin = (v) => {
+      const c = v / 255;
+      return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  };
+  // WCAG 2 contrast ratio of two colours, from 1 (same) to 21 (black on white).
+  const contrastRatio = (a, b) => {
+    const [la, lb] = [luminance(a), luminance(b)];
+    return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+  };
+  // `top` ({r, g, b, a}) painted over the opaque `bottom`: an opaque colour.
+  const over = (top, bottom) => {
+    const mix = (t, u) => t * top.a + u * (1 - top.a);
+    return { r: mix(top.r, bottom.r), g: mix(top.g, bottom.g), b: mix(top.b, bottom.b), a: 1 };
+  };
+
+  const intersect = (a, b) => ({
+    left: Math.max(a.left, b.left), top: Math.max(a.top, b.top),
+    right: Math.min(a.right, b.right), bottom: Math.min(a.bottom, b.bottom),
+  });
+
+  // A computed length in px: `12px`, `25%` of `ref`, `0`, or a calc() sum of those.
+  const lengthOf = (value, ref) => {
+    let total = 0;
+    const terms = value.replace(/^calc\(|\)$/g, '').replace(/\s+/g, '');
+    for (const [, sign, n, unit] of terms.matchAll(/([+-]?)(\d*\.?\d+(?:e[+-]?\d+)?)(px|%)?/gi)) {
+      total += (sign === '-' ? -1 : 1) * (unit === '%' ? (n * ref) / 100 : Number(n));
+    }
+    return total;
+  };
+  // The part of `box` a `clip-path` shows when it is an inset(), else null (other shapes are
+  // judged only when they show nothing).
+  const insetArea = (clipPath, box) => {
+    const start = clipPath.indexOf('inset(');
+    if (start < 0) return null;
+    let depth = 0;
+    let end = start + 5;
+    for (; end < clipPath.length; end += 1) {
+      if (clipPath[end] === '(') depth += 1;
+      else if (clipPath[end] === ')' && (depth -= 1) === 0) break;
+    }
+    const args = clipPath.slice(start + 6, end).split(/\sround\s/)[0];
+    const v = args.match(/calc\((?:[^()]|\([^()]*\))*\)|\S+/g) || ['0'];
+    const [t, r = t, b = t, l = r] = v;
+    const w = box.right - box.left;
+    const h = box.bottom - box.top;
+    return {
+      left: box.left + lengthOf(l, w), top: box.top + lengthOf(t, h),
+      right: box.right - lengthOf(r, w), bottom: box.bottom - lengthOf(b, h),
+    };
+  };
+  // The part of `box` a `clip: rect(top, right, bottom, left)` shows (offsets from its corner).
+  const rectArea = (clip, box) => {
+    const [t, r, b, l] = clip.replace(/^rect\(|\)$/g, '').split(/[\s,]+/);
+    const at = (v, auto) => (v === 'auto' || v === undefined ? auto : parseFloat(v) || 0);
+    const [w, h] = [box.right - box.left, box.bottom - box.top];
+    return { left: box.left + at(l, 0), top: box.top + at(t, 0), right: box.left + at(r, w), bottom: box.top + at(b, h) };
+  };
+
+  // The area an element's own clipping shows, or null when it clips nothing: from its computed
+  // style `s` and `boxes()`, its {border, padding} boxes (asked only when something clips).
+  // A display:contents element has no box to clip with; overflow and containment do not
+  // apply to inline boxes.
+  const clipOf = (s, boxes) => {
+    if (s.display === 'contents') return null;
+    const block = s.display !== 'inline';
+    const x = block && (s.overflowX === 'hidden' || s.overflowX === 'clip');
+    const y = block && (s.overflowY === 'hidden' || s.overflowY === 'clip');
+    const paint = block && /\b(paint|strict|content)\b/.test(s.contain || '');
+    const path = s.clipPath && s.clipPath !== 'none' && s.clipPath.includes('inset(') ? s.clipPath : null;
+    const rect = (s.position === 'absolute' || s.position === 'fixed') && /^rect\(/.test(s.clip || '') ? s.clip : null;
+    if (!x && !y && !paint && !path && !rect) return null;
+    const { border, padding } = boxes();
+    let area = NO_CLIP;
+    if (x || y || paint) {
+      area = {
+        left: x || paint ? padding.left : -Infinity, right: x || paint ? padding.right : Infinity,
+        top: y || paint ? padding.top : -Infinity, bottom: y || paint ? padding.bottom : Infinity,
+      };
+    }
+    if (path) area = intersect(area, insetArea(path, border));
+    if (rect) area = intersect(area, rectArea(rect, border));
+    return area;
+  };
+
+  // Whether some line box in `rects` shows inside `area` (the same coordinates) a part at least
+  // `min` px high and `min` px wide (or as wide as the box when it is narrower).
+  const showsText = (rects, area, min) => {
+    for (const r of rects) {
+      const w = Math.min(r.right, area.right) - Math.max(r.left, area.left);
+      const h = Math.min(r.bottom, area.bottom) - Math.max(r.top, area.top);
+      if (w > 0 && w >= Math.min(min, r.right - r.left) && h >= min) return true;
+    }
+    return false;
+  };
+
+  return { luminance, contrastRatio, over, intersect, lengthOf, insetArea, rectArea, clipOf, showsText };
+})();
+
 globalThis.__klVisibility = () => {
-  const MIN_FONT_PX = 4;
+  const MIN_FONT_PX = 6;
+  const MIN_OPACITY = 0.1;
+  const MIN_CONTRAST = 1.5;
   const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'IFRAME', 'OBJECT', 'EMBED', 'SVG', 'CANVAS', 'HEAD']);
   const INLINE_DISPLAYS = new Set(['inline', 'inline-block', 'inline-flex', 'inline-grid', 'contents', 'ruby', 'ruby-text']);
+  // Form controls draw their text in a shadow of their own: their text nodes have no boxes.
+  const FORM_TEXT = new Set(['TEXTAREA', 'SELECT', 'OPTION', 'OPTGROUP']);
+  const CLIPPING = new Set(['hidden', 'clip']);
+  const WHITE = { r: 255, g: 255, b: 255, a: 1 };
+  const { contrastRatio, over, intersect, clipOf, showsText } = globalThis.__klVisibilityMath;
 
   const doc = document.documentElement;
   const pageWidth = Math.max(doc ? doc.scrollWidth : 0, document.body ? document.body.scrollWidth : 0, innerWidth);
   const pageHeight = Math.max(doc ? doc.scrollHeight : 0, document.body ? document.body.scrollHeight : 0, innerHeight);
+  // Areas and boxes are in page coordinates: {left, top, right, bottom}.
+  const PAGE = { left: 0, top: 0, right: pageWidth, bottom: pageHeight };
 
-  const styleCache = new Map();
-  const styleOf = (el) => {
-    let s = styleCache.get(el);
-    if (!s) { s = getComputedStyle(el); styleCache.set(el, s); }
-    return s;
+  // What the checks know of an element: the computed values they read on most elements, each
+  // read once (a read is not free), the live style `s` for the rest, and (filled on first
+  // use) its box, effective opacity and background, areas, and the verdicts.
+  const facts = new Map();
+  const factsOf = (el) => {
+    let f = facts.get(el);
+    if (!f) {
+      const s = getComputedStyle(el);
+      f = {
+        s, display: s.display, visibility: s.visibility, position: s.position, opacity: s.opacity, filter: s.filter,
+        overflowX: s.overflowX, overflowY: s.overflowY, contain: s.contain, clip: s.clip, clipPath: s.clipPath,
+      };
+      facts.set(el, f);
+    }
+    return f;
   };
 
+  // The element `el` is drawn inside: its slot when slotted, else its parent or shadow host.
+  const parentOf = (el) => el.assignedSlot || el.parentElement || el.getRootNode()?.host || null;
+
+  // A computed colour as {r, g, b, a}, or null (each distinct text parsed once). They are
+  // rgb()/rgba(), except those written in another space (oklch(), color(), lab() ...): those
+  // are painted on a 1x1 canvas and read back as sRGB.
+  const colours = new Map();
   const parseColor = (value) => {
-    const m = /rgba?\(([^)]+)\)/.exec(value || '');
-    if (!m) return null;
+    if (!value) return null;
+    if (!colours.has(value)) colours.set(value, colourOf(value));
+    return colours.get(value);
+  };
+  const colourOf = (value) => {
+    const m = /^rgba?\(([^)]+)\)$/.exec(value);
+    if (!m) return painted(value);
     const parts = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
     return { r: parts[0], g: parts[1], b: parts[2], a: parts.length > 3 ? parts[3] : 1 };
   };
+  let painter;
+  const painted = (value) => {
+    if (painter === undefined) {
+      painter = typeof OffscreenCanvas === 'function' ? new OffscreenCanvas(1, 1).getContext('2d', { willReadFrequently: true }) : null;
+    }
+    if (!painter) return null;
+    painter.clearRect(0, 0, 1, 1);
+    painter.fillStyle = value;
+    painter.fillRect(0, 0, 1, 1);
+    const [r, g, b, a] = painter.getImageData(0, 0, 1, 1).data;
+    return { r, g, b, a: a / 255 };
+  };
 
-  // The nearest non-transparent background colour at or above `el` (white when none).
-  const bgCache = new Map();
+  // The effective background behind `el`'s text: its background-color composed over its
+  // ancestors' down to the first opaque one (white when none).
   const backgroundOf = (el) => {
-    if (!el || el.nodeType !== 1) return { r: 255, g: 255, b: 255, a: 1 };
-    let bg = bgCache.get(el);
-    if (bg) return bg;
-    const c = parseColor(styleOf(el).backgroundColor);
-    bg = c && c.a > 0 ? c : backgroundOf(el.parentElement);
-    bgCache.set(el, bg);
-    return bg;
+    const f = factsOf(el);
+    if (!f.background) {
+      const parent = parentOf(el);
+      const below = () => (parent ? backgroundOf(parent) : WHITE);
+      const c = parseColor(f.s.backgroundColor);
+      f.background = !c || c.a <= 0 ? below() : c.a >= 1 ? c : over(c, below());
+    }
+    return f.background;
+  };
+
+  // `el`'s opacity times each of its `filter: opacity()`, times its parent's effective opacity.
+  const opacityOf = (el) => {
+    const f = factsOf(el);
+    if (f.opacityAll === undefined) {
+      let own = f.opacity === '' ? 1 : Number(f.opacity);
+      if (f.filter && f.filter !== 'none') {
+        for (const [, n, pct] of f.filter.matchAll(/opacity\(([\d.]+)(%?)\)/g)) own *= pct ? n / 100 : Number(n);
+      }
+      const parent = parentOf(el);
+      f.opacityAll = parent ? own * opacityOf(parent) : own;
+    }
+    return f.opacityAll;
   };
 
   const fullyClipped = (s) => {
@@ -53,70 +231,122 @@ globalThis.__klVisibility = () => {
     return /(circle|ellipse)\(\s*0(px|%)?[\s)]/.test(cp) || /polygon\(\s*0(px)?\s+0(px)?\s*\)/.test(cp);
   };
 
+  // A viewport rectangle in page coordinates (the walk is synchronous: scrolling cannot move).
+  const [sx, sy] = [scrollX, scrollY];
+  const pageBox = (r) => ({ left: r.left + sx, top: r.top + sy, right: r.right + sx, bottom: r.bottom + sy });
+  const boxOf = (el) => {
+    const f = factsOf(el);
+    f.box ??= pageBox(el.getBoundingClientRect());
+    return f.box;
+  };
+  // `el`'s border and padding boxes.
+  const boxesOf = (el) => {
+    const [border, s] = [boxOf(el), factsOf(el).s];
+    const width = (side) => parseFloat(s[`border${side}Width`]) || 0;
+    const padding = {
+      left: border.left + width('Left'), top: border.top + width('Top'),
+      right: border.right - width('Right'), bottom: border.bottom - width('Bottom'),
+    };
+    return { border, padding };
+  };
+
+  // The area in which `el`'s in-flow content can show: where its own box can, cut by its own
+  // clipping (not the root's or body's: their overflow is the viewport's).
+  const contentAreaOf = (el) => {
+    const f = factsOf(el);
+    if (!f.contentArea) {
+      const area = boxAreaOf(el);
+      const clip = el === doc || el === document.body ? null : clipOf(f, () => boxesOf(el));
+      f.contentArea = clip ? intersect(area, clip) : area;
+    }
+    return f.contentArea;
+  };
+  // The area in which `el`'s own box can show: its parent's content area, or for an absolutely
+  // positioned box its containing block's (a fixed box escapes all clipping but the page's).
+  const boxAreaOf = (el) => {
+    const { position } = factsOf(el);
+    if (position === 'fixed') return PAGE;
+    const parent = position === 'absolute' ? el.offsetParent : parentOf(el);
+    return parent ? contentAreaOf(parent) : PAGE;
+  };
+
   // Whether the element itself hides its subtree (ancestors are checked by the callers).
   const hiddenElement = (el) => {
     if (SKIP_TAGS.has(el.tagName.toUpperCase())) return true;
     if (el.hidden || el.getAttribute('aria-hidden') === 'true') return true;
-    const s = styleOf(el);
-    if (s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse') return true;
-    if (Number(s.opacity) === 0) return true;
-    if (fullyClipped(s)) return true;
-    if (s.display === 'contents') return false;
-    const r = el.getBoundingClientRect();
-    const clips = s.overflow === 'hidden' || s.overflow === 'clip' || s.overflowX === 'hidden' || s.overflowY === 'hidden';
+    const f = factsOf(el);
+    if (f.display === 'none' || f.visibility === 'hidden' || f.visibility === 'collapse') return true;
+    if (opacityOf(el) < MIN_OPACITY) return true;
+    if (fullyClipped(f)) return true;
+    if (f.display === 'contents') return false;
+    const box = boxOf(el);
+    const [width, height] = [box.right - box.left, box.bottom - box.top];
+    const clips = CLIPPING.has(f.overflowX) || CLIPPING.has(f.overflowY);
     // A (near) zero-size box hides its content when it clips its overflow; an empty-sized box
     // with no element children has nothing to show.
-    if (clips && (r.width <= 1 || r.height <= 1)) return true;
-    if (r.width <= 0 && r.height <= 0 && !el.firstElementChild) return true;
-    // Entirely outside the document's scrollable area (e.g. left:-9999px).
-    const left = r.left + scrollX;
-    const top = r.top + scrollY;
-    const sized = r.width > 0 && r.height > 0;
-    const right = left + r.width;
-    const bottom = top + r.height;
-    if ((sized ? right <= 0 : right < 0) || (sized ? bottom <= 0 : bottom < 0) || left >= pageWidth || top >= pageHeight) return true;
-    return false;
+    if (clips && (width <= 1 || height <= 1)) return true;
+    if (width <= 0 && height <= 0 && !el.firstElementChild) return true;
+    // Entirely outside the area its ancestors let it show (at most the page: e.g. left:-9999px).
+    const area = boxAreaOf(el);
+    const sized = width > 0 && height > 0;
+    if (sized ? box.right <= area.left || box.bottom <= area.top : box.right < area.left || box.bottom < area.top) return true;
+    return box.left >= area.right || box.top >= area.bottom;
   };
 
   // Whether `el` or any ancestor hides it (cached per element).
-  const hiddenCache = new Map();
   const hiddenWithAncestors = (el) => {
     if (!el || el.nodeType !== 1) return false;
-    let hidden = hiddenCache.get(el);
-    if (hidden === undefined) {
-      hidden = hiddenElement(el) || hiddenWithAncestors(el.parentElement || el.getRootNode()?.host);
-      hiddenCache.set(el, hidden);
-    }
-    return hidden;
+    const f = factsOf(el);
+    f.hiddenAll ??= hiddenElement(el) || hiddenWithAncestors(parentOf(el));
+    return f.hiddenAll;
   };
 
-  const sameColor = (a, b) => a && b && a.r === b.r && a.g === b.g && a.b === b.b;
-
-  // Whether the text directly inside `el` is unreadable: tiny, or coloured like its background.
+  // Whether the text directly inside `el` is unreadable: tiny, or too faint on its background.
   const unreadableText = (el) => {
-    const s = styleOf(el);
-    if (parseFloat(s.fontSize) < MIN_FONT_PX) return true;
-    const fg = parseColor(s.color);
-    if (fg && fg.a === 0) return true;
-    return sameColor(fg, backgroundOf(el));
+    const f = factsOf(el);
+    f.unreadable ??= tinyOrFaint(el, f.s);
+    return f.unreadable;
   };
+  const tinyOrFaint = (el, s) => {
+    if (parseFloat(s.fontSize) < MIN_FONT_PX) return true;
+    const fg = parseColor(s.webkitTextFillColor || s.color);
+    if (!fg) return false;
+    const bg = backgroundOf(el);
+    return contrastRatio(over(fg, bg), bg) < MIN_CONTRAST;
+  };
+
+  // Whether the text node `node`, drawn inside `el`, shows too little of itself inside the
+  // area `el`'s content can show (form controls' text is drawn elsewhere: not measured).
+  let range;
+  const clippedText = (node, el) => {
+    if (FORM_TEXT.has(el.tagName.toUpperCase())) return false;
+    range ??= document.createRange();
+    range.selectNodeContents(node);
+    // The line boxes are in viewport coordinates: so is the area they are compared with.
+    const area = contentAreaOf(el);
+    const seen = { left: area.left - sx, top: area.top - sy, right: area.right - sx, bottom: area.bottom - sy };
+    return !showsText(range.getClientRects(), seen, MIN_FONT_PX);
+  };
+
+  // Whether the text node `node`, drawn inside the visible element `el`, cannot be read.
+  const hiddenText = (node, el) => unreadableText(el) || clippedText(node, el);
 
   // Whether the text node `node` is something the user can read.
   const visibleTextNode = (node) => {
     const el = node.parentElement;
-    return Boolean(el) && !hiddenWithAncestors(el) && !unreadableText(el);
+    return Boolean(el) && !hiddenWithAncestors(el) && !hiddenText(node, el);
   };
 
   // Line breaks an element adds before and after its text, as innerText does: two for <p>,
   // one for other blocks, a space for table cells, none for inline boxes.
   const breakOf = (el) => {
-    const display = styleOf(el).display;
+    const display = factsOf(el).display;
     if (INLINE_DISPLAYS.has(display)) return '';
     if (display === 'table-cell') return ' ';
     return el.tagName === 'P' ? '\n\n' : '\n';
   };
 
-  const isBlock = (el) => !INLINE_DISPLAYS.has(styleOf(el).display);
+  const isBlock = (el) => !INLINE_DISPLAYS.has(factsOf(el).display);
 
   const HEADING_LEVEL = { H1: 1, H2: 2, H3: 3, H4: 4, H5: 5, H6: 6 };
 
@@ -134,7 +364,7 @@ globalThis.__klVisibility = () => {
       for (const node of kids) {
         if (length >= cap) break;
         if (node.nodeType === 3) {
-          if (node.nodeValue.trim() && !unreadableText(el)) push(node.nodeValue);
+          if (node.nodeValue.trim() && !hiddenText(node, el)) push(node.nodeValue);
         } else if (node.nodeType === 1) {
           if (node.tagName === 'BR') { push('\n'); continue; }
           if (hiddenElement(node)) continue;
@@ -168,5 +398,5 @@ globalThis.__klVisibility = () => {
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 
-  return { hiddenElement, hiddenWithAncestors, unreadableText, visibleTextNode, visibleText, isBlock, normalize };
+  return { hiddenElement, hiddenWithAncestors, hiddenText, visibleTextNode, visibleText, isBlock, normalize };
 };

@@ -1,7 +1,7 @@
 // Selection capture: extension/content/selection.js (with content/visible.js) run in jsdom,
-// with a layout stand-in (jsdom has none: every box is 100x20 at the origin), and the frame
-// choice and error mapping of extension/capture.js against a stand-in `chrome`. The e2e tier
-// (tests/e2e/explain.test.mjs) runs the same scripts in Chromium.
+// with a layout stand-in (jsdom has none: every box and line box is 100x20 at the origin),
+// and the frame choice and error mapping of extension/capture.js against a stand-in `chrome`.
+// The e2e tier (tests/e2e/explain.test.mjs) runs the same scripts in Chromium.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -21,6 +21,7 @@ function pageOf(html, url = 'https://example.test/guide/tides?session=secret#par
   const dom = new JSDOM(html, { url, runScripts: 'outside-only', pretendToBeVisual: true });
   const { window } = dom;
   window.Element.prototype.getBoundingClientRect = () => ({ left: 0, top: 0, right: 100, bottom: 20, width: 100, height: 20, x: 0, y: 0 });
+  window.Range.prototype.getClientRects = () => [{ left: 0, top: 0, right: 100, bottom: 20, width: 100, height: 20 }];
   return window;
 }
 
