@@ -335,6 +335,81 @@ fn the_search_asks_in_the_page_language_and_without_one_leaves_it_to_the_service
     }
 }
 
+const EDDYSTONE: &str = "The Eddystone lighthouse was built by John Smeaton between 1756 and 1759 from dovetailed granite blocks, and it stood until 1877.";
+
+fn eddystone_page() -> knowledgelens::types::PageInfo {
+    knowledgelens::types::PageInfo {
+        title: "Eddystone".into(),
+        url: "https://example.com/eddystone".into(),
+        text: EDDYSTONE.into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_query_carrying_page_text_is_refused_with_a_reflection_and_never_searched() {
+    let (text, page) = (EDDYSTONE, eddystone_page());
+    // The page's first 100 characters as a query; then one of more than 200 characters.
+    let copied = format!("check: {}", &text[..100]);
+    let long = "Eddystone lighthouse history ".repeat(8);
+    for (query, says) in [
+        (copied.as_str(), "characters copied from the page"),
+        (long.as_str(), "1 to 200 characters"),
+    ] {
+        let script = Script {
+            reason: [search_call(query), Reply::text("Smeaton built it [p1].")].into(),
+            reflection: [Reply::reflection(
+                "the query was page text",
+                "search with keywords",
+            )]
+            .into(),
+            ..Script::default()
+        };
+        // Any search would fail the test: the scripted search has no answer.
+        let out = run_on(
+            script,
+            ScriptedSearch::new(Vec::new()),
+            config(),
+            Some(page.clone()),
+        );
+        assert!(out.search.queries.borrow().is_empty(), "{query}");
+        let result = tool_result(&out.state);
+        assert!(
+            result.starts_with("Error:") && result.contains(says),
+            "{result}"
+        );
+        assert!(out
+            .requests
+            .iter()
+            .any(|r| RequestKind::of(r) == RequestKind::Reflection));
+        assert_eq!(out.state.status, knowledgelens::state::RunStatus::Completed);
+    }
+}
+
+#[test]
+fn a_rewrite_carrying_page_text_is_asked_for_once_more_and_never_searched() {
+    let (text, page) = (EDDYSTONE, eddystone_page());
+    let script = Script {
+        reason: [search_call("Eddystone builder")].into(),
+        grading: [Reply::grades(&[(false, 0.9, "off topic")])].into(),
+        rewrite: [Reply::rewrite(&text[..95]), Reply::rewrite(&text[4..120])].into(),
+        observe: [answer("From memory: Smeaton.")].into(),
+        ..Script::default()
+    };
+    let search = ScriptedSearch::new(vec![Ok(results("off", 1))]);
+    let out = run_on(script, search, config(), Some(page));
+    // One search, for the model's own query; neither rewrite reached the search service.
+    let queries: Vec<String> = out
+        .search
+        .queries
+        .borrow()
+        .iter()
+        .map(|q| q.text.clone())
+        .collect();
+    assert_eq!(queries, ["Eddystone builder"]);
+    assert_eq!(fallbacks(&out.state), [Fallback::RewritesExhausted]);
+}
+
 #[test]
 fn a_refused_key_is_not_retried() {
     let script = Script {

@@ -17,8 +17,11 @@ pub const GRADE_RESULTS: &str = "grade_search_results";
 /// The name of the rewriting tool.
 pub const REWRITE_QUERY: &str = "rewrite_search_query";
 
-/// Longest query (characters).
-pub const MAX_QUERY_CHARS: usize = 300;
+/// Longest query (characters): keywords, not passages.
+pub const MAX_QUERY_CHARS: usize = 200;
+/// Longest run of page text a query may hold (characters): more is the page being sent to
+/// the search provider, not a search.
+pub const MAX_PAGE_RUN_CHARS: usize = 80;
 /// Most results `grade_search_results` takes.
 pub const MAX_GRADED: usize = 10;
 
@@ -30,7 +33,7 @@ pub struct SearchWeb;
 #[serde(deny_unknown_fields)]
 pub struct SearchWebArgs {
     /// What to search the web for: a few specific keywords.
-    #[schemars(length(min = 1, max = 300))]
+    #[schemars(length(min = 1, max = 200))]
     pub query: String,
 }
 
@@ -55,7 +58,7 @@ pub struct ResultToGrade {
 #[serde(deny_unknown_fields)]
 pub struct GradeResultsArgs {
     /// The query the results were found for.
-    #[schemars(length(min = 1, max = 300))]
+    #[schemars(length(min = 1, max = 200))]
     pub query: String,
     /// The results (at most 10).
     #[schemars(length(min = 1, max = 10))]
@@ -70,7 +73,7 @@ pub struct RewriteQuery;
 #[serde(deny_unknown_fields)]
 pub struct RewriteQueryArgs {
     /// The query that found nothing useful.
-    #[schemars(length(min = 1, max = 300))]
+    #[schemars(length(min = 1, max = 200))]
     pub query: String,
     /// What was wrong with its results.
     #[serde(default)]
@@ -84,10 +87,63 @@ pub fn checked_query(query: &str) -> Result<String, ToolError> {
     if chars == 0 || chars > MAX_QUERY_CHARS {
         return Err(ToolError::new(
             ToolErrorKind::InvalidArguments,
-            format!("\"query\" must be 1 to {MAX_QUERY_CHARS} characters (got {chars})"),
+            format!("\"query\" must be 1 to {MAX_QUERY_CHARS} characters (got {chars}): search engines want a few keywords"),
         ));
     }
     Ok(query)
+}
+
+/// An invalid-arguments error when `query` holds a run of more than
+/// [`MAX_PAGE_RUN_CHARS`] characters of any of `texts` (the page, the selection): page text
+/// would go to the search provider. Case and white space aside.
+pub fn check_page_text(query: &str, texts: &[&str]) -> Result<(), ToolError> {
+    match longest_page_run(query, texts) {
+        Some(run) => Err(ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!("the query holds {run} characters copied from the page, which would send the page's text to the search engine: search with a few keywords of your own instead"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The length of the longest run of `query` found in one of `texts`, when it is more than
+/// [`MAX_PAGE_RUN_CHARS`] characters (compared lower-cased, white space as one space).
+pub fn longest_page_run(query: &str, texts: &[&str]) -> Option<usize> {
+    let query: Vec<char> = normalized_text(query).chars().collect();
+    let window = MAX_PAGE_RUN_CHARS + 1;
+    if query.len() < window {
+        return None;
+    }
+    let texts: Vec<String> = texts.iter().map(|t| normalized_text(t)).collect();
+    let found = |from: usize, to: usize| {
+        let run: String = query[from..to].iter().collect();
+        texts.iter().any(|t| t.contains(&run))
+    };
+    // A run of more than 80 characters holds one of the 41-character blocks that start at
+    // multiples of 40: when none is found, nothing is (a handful of scans of the page).
+    let half = window / 2;
+    let blocks = (0..=query.len() - (half + 1)).step_by(half);
+    if !blocks.into_iter().any(|from| found(from, from + half + 1)) {
+        return None;
+    }
+    // The longest run found, grown a character at a time from each start (the query is at
+    // most a few hundred characters).
+    let mut longest = 0;
+    for start in 0..=query.len() - window {
+        let mut end = start + window.max(longest + 1);
+        while end <= query.len() && found(start, end) {
+            longest = end - start;
+            end += 1;
+        }
+    }
+    (longest > MAX_PAGE_RUN_CHARS).then_some(longest)
+}
+
+fn normalized_text(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 /// Calls of each search tool a run may make.
@@ -192,5 +248,75 @@ impl TypedTool for RewriteQuery {
         _ctx: &'a ToolContext<'a>,
     ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
         run_by_engine(REWRITE_QUERY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const PAGE: &str = "The harbour opened in 1861. Its first keeper, Agnes Mole, kept a log of every ship that passed the breakwater in the great storm of 1871, and the log is now in the town museum.";
+
+    #[test]
+    fn a_query_holding_more_than_80_characters_of_the_page_is_refused() {
+        let copied = &PAGE[28..118]; // 90 characters
+        assert_eq!(longest_page_run(copied, &[PAGE]), Some(90));
+        let shouted = format!("find   {}", copied.to_uppercase());
+        // (with the space before it, which the page has too)
+        assert_eq!(longest_page_run(&shouted, &["", PAGE]), Some(91));
+        assert!(check_page_text(copied, &[PAGE]).is_err());
+        // 80 characters, or keywords, are searches.
+        assert_eq!(longest_page_run(&PAGE[28..108], &[PAGE]), None);
+        assert_eq!(
+            longest_page_run("Agnes Mole harbour keeper 1861 log", &[PAGE]),
+            None
+        );
+        assert!(check_page_text("Agnes Mole harbour keeper", &[PAGE]).is_ok());
+    }
+
+    #[test]
+    fn a_query_longer_than_200_characters_is_refused() {
+        assert!(checked_query(&"word ".repeat(40)).is_ok());
+        let err = checked_query(&"words ".repeat(40)).unwrap_err();
+        assert!(
+            err.message.contains("1 to 200 characters"),
+            "{}",
+            err.message
+        );
+    }
+
+    /// The longest common run, the slow way.
+    fn brute(query: &str, page: &str) -> Option<usize> {
+        let (q, p): (Vec<char>, String) = (
+            normalized_text(query).chars().collect(),
+            normalized_text(page),
+        );
+        let mut best = 0;
+        for i in 0..q.len() {
+            for j in i + 1..=q.len() {
+                if p.contains(&q[i..j].iter().collect::<String>()) {
+                    best = best.max(j - i);
+                }
+            }
+        }
+        (best > MAX_PAGE_RUN_CHARS).then_some(best)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn finds_the_longest_run_as_brute_force_does(
+            start in 0usize..100,
+            len in 60usize..120,
+            before in "[a-z ]{0,40}",
+            after in "[a-z ]{0,40}",
+        ) {
+            let end = (start + len).min(PAGE.len());
+            let query = format!("{before}{}{after}", &PAGE[start..end]);
+            prop_assert_eq!(longest_page_run(&query, &[PAGE]), brute(&query, PAGE));
+        }
     }
 }

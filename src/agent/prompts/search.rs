@@ -83,7 +83,7 @@ pub fn grade(
 const GRADES_SCHEMA_JSON: &str = r#"{"type":"object","properties":{"grades":{"type":"array","items":{"type":"object","properties":{"index":{"type":"integer","minimum":1},"relevant":{"type":"boolean"},"confidence":{"type":"number","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":300}},"required":["index","relevant","confidence","reason"],"additionalProperties":false}}},"required":["grades"],"additionalProperties":false}"#;
 
 /// The schema of a rewrite reply (`query` at most `MAX_QUERY_CHARS`).
-const REWRITE_SCHEMA_JSON: &str = r#"{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":300}},"required":["query"],"additionalProperties":false}"#;
+const REWRITE_SCHEMA_JSON: &str = r#"{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200}},"required":["query"],"additionalProperties":false}"#;
 
 /// The schema of a grading reply.
 pub fn grades_schema() -> Value {

@@ -17,7 +17,7 @@ use crate::state::search::{
 };
 use crate::state::trajectory::{Graded, Hit};
 use crate::tools::search::{
-    checked_query, GradeResultsArgs, RewriteQueryArgs, SearchWebArgs, MAX_GRADED,
+    check_page_text, checked_query, GradeResultsArgs, RewriteQueryArgs, SearchWebArgs, MAX_GRADED,
 };
 use crate::tools::{GRADE_RESULTS, REWRITE_QUERY, SEARCH_WEB};
 use crate::types::{SearchError, SearchResult};
@@ -33,10 +33,26 @@ pub(super) fn is_search_tool(name: &str) -> bool {
 /// Starts a search tool call (already checked against the run's policy): its arguments
 /// decoded, the search begins. Bad arguments are the call's error result.
 pub(super) fn begin(state: &mut SessionState, ctx: &StepCtx<'_>, call: ToolCall, out: &mut Out) {
-    match search_run(&call) {
+    let run = search_run(&call).and_then(|run| {
+        let query = run.current().map(|r| r.query.as_str()).unwrap_or_default();
+        check_page_text(query, &page_texts(state))?;
+        Ok(run)
+    });
+    match run {
         Ok(run) => set_next(state, Next::Search(Box::new(run))),
         Err(err) => tool_done(state, ctx, &call, Err(err), out),
     }
+}
+
+/// The page's text a query may not carry to the search provider: the page, the selection
+/// and its paragraph.
+fn page_texts(state: &SessionState) -> Vec<&str> {
+    let page = state.page.as_ref().map(|p| p.text.as_str());
+    let selection = state.selection.as_ref();
+    let selected = selection
+        .into_iter()
+        .flat_map(|s| [s.text.as_str(), s.context.as_str()]);
+    page.into_iter().chain(selected).collect()
 }
 
 fn search_run(call: &ToolCall) -> Result<SearchRun, ToolError> {
@@ -340,8 +356,8 @@ fn page_len(run: &SearchRun) -> usize {
     }
 }
 
-/// A rewrite call answered: a new query is searched; one equal to an earlier query (or
-/// none) is asked for once more, then the rewrites are exhausted.
+/// A rewrite call answered: a new query is searched; one equal to an earlier query, one
+/// holding page text (or none) is asked for once more, then the rewrites are exhausted.
 pub(super) fn rewrite_reply(
     state: &mut SessionState,
     ctx: &StepCtx<'_>,
@@ -352,9 +368,11 @@ pub(super) fn rewrite_reply(
         return;
     };
     let reask = matches!(run.stage, SearchStage::Rewrite { reask: true });
+    // A rewrite carrying page text is no query either: asked for once more.
     let new = prompts_search::parse_rewrite(&reply.content).filter(|q| {
-        let q = normalized(q);
-        run.rounds.iter().all(|r| normalized(&r.query) != q)
+        let n = normalized(q);
+        run.rounds.iter().all(|r| normalized(&r.query) != n)
+            && check_page_text(q, &page_texts(state)).is_ok()
     });
     let Some(new) = new else {
         if reask {
