@@ -363,6 +363,61 @@ fn quota_exceeded_drops_old_finished_sessions_then_retries() {
 }
 
 #[test]
+fn an_oversized_record_never_removes_history_or_other_sessions() {
+    let store = MemoryStore::new();
+    // History (an archived conversation) and another tab's finished session.
+    let mut other = SessionState::new("tab:9", 10);
+    let page = PageInfo {
+        title: "Other".into(),
+        url: "https://example.com/other".into(),
+        text: "z".repeat(600_000),
+        ..Default::default()
+    };
+    other.begin_run("earlier", Some(page), RunConfig::default(), 10);
+    other.answer = "An earlier answer.".into();
+    other.status = RunStatus::Completed;
+    other.next = None;
+    futures::executor::block_on(state::archive_conversation(&store, &other))
+        .expect("archive")
+        .expect("a conversation");
+    futures::executor::block_on(state::save(&store, &mut other)).expect("save");
+    let before = store.data.borrow().clone();
+    store
+        .quota_bytes
+        .set(Some(store.used_bytes() + 1024 * 1024));
+    // A page whose text alone is more than the largest write that may make room.
+    let mut huge = SessionState::new("tab:1", 100);
+    let text = "日本語のページ。".repeat(200_000); // 1.6 M characters, 4.8 MB
+    huge.begin_run(
+        "What does it say?",
+        Some(PageInfo {
+            title: "Huge".into(),
+            url: "https://example.com/huge".into(),
+            text,
+            ..Default::default()
+        }),
+        RunConfig::default(),
+        100,
+    );
+    let saved = futures::executor::block_on(state::save_making_room(&store, &mut huge));
+    assert!(
+        matches!(saved, Err(StoreError::QuotaExceeded(_))),
+        "{saved:?}"
+    );
+    assert_eq!(
+        *store.data.borrow(),
+        before,
+        "History or another session was removed"
+    );
+    // A write of ordinary size that fits once the other session is gone still makes room.
+    let mut small = fresh_state(2);
+    small.page.as_mut().expect("page").text = "z".repeat(1_300_000);
+    let made = futures::executor::block_on(state::save_making_room(&store, &mut small));
+    assert_eq!(made, Ok(true));
+    assert!(!store.data.borrow().contains_key("session:tab:9"));
+}
+
+#[test]
 fn quota_exceeded_with_nothing_to_drop_summarizes_older_steps() {
     let store = MemoryStore::new();
     store.quota_bytes.set(Some(9_000));

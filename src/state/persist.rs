@@ -292,6 +292,23 @@ pub(crate) fn log_store_error(what: &str, err: &StoreError) {
     crate::ports::log(&format!("{what} failed: {err}"));
 }
 
+/// The largest write that may make room by removing History and other sessions: 4 MiB,
+/// 40% of `chrome.storage.session`'s 10 MiB. A larger write is one oversized record (a
+/// huge page's text): it fails as it is rather than take the user's History and other
+/// tabs' sessions with it.
+pub const MAX_EVICTING_WRITE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The bytes of a write, as the store counts them (keys and values).
+pub fn write_bytes(items: &[(String, String)]) -> usize {
+    items.iter().map(|(k, v)| k.len() + v.len()).sum()
+}
+
+/// Removes the oldest archived conversation or finished session for a write of `bytes`
+/// that did not fit: never for a write over [`MAX_EVICTING_WRITE_BYTES`].
+async fn make_room_for(store: &dyn StateStore, keep: &str, bytes: usize) -> bool {
+    bytes <= MAX_EVICTING_WRITE_BYTES && make_room(store, keep).await
+}
+
 /// [`save_making_room`] for a state shared with the run registry: it is borrowed only in
 /// synchronous sections, never across a store call.
 pub async fn save_shared_making_room(
@@ -302,6 +319,7 @@ pub async fn save_shared_making_room(
     let mut rounds = 0;
     loop {
         let plan = plan_save(&mut state.borrow_mut());
+        let bytes = write_bytes(&plan.items);
         match store.set(plan.items).await {
             Ok(()) => {
                 state.borrow_mut().saved = plan.saved;
@@ -311,7 +329,7 @@ pub async fn save_shared_making_room(
             Err(StoreError::QuotaExceeded(message)) if rounds < 16 => {
                 rounds += 1;
                 let session = state.borrow().session.clone();
-                let freed = make_room(store, &session).await;
+                let freed = make_room_for(store, &session, bytes).await;
                 if !freed && !compact_trajectory(&mut state.borrow_mut()) {
                     return Err(StoreError::QuotaExceeded(message));
                 }
@@ -370,26 +388,19 @@ pub async fn drop_oldest_finished(store: &dyn StateStore, keep: &str) -> Result<
 pub const STORAGE_FULL_NOTICE: &str = "Browser storage for KnowledgeLens was full: the oldest archived conversations or finished sessions were removed, and if that was not enough, long tool results of earlier steps were shortened, to make room.";
 
 /// [`save`], making room when the storage quota is exceeded: archived conversations, then
-/// the least recently updated finished sessions are dropped first (never `state`'s own), then `state`'s older tool
-/// results are summarized, retrying the save after each. `Ok(true)` when room had to be
-/// made; the quota error when nothing more can go.
+/// the least recently updated finished sessions are dropped first (never `state`'s own, and
+/// never for a write over [`MAX_EVICTING_WRITE_BYTES`]), then `state`'s older tool results
+/// are summarized, retrying the save after each. `Ok(true)` when room had to be made; the
+/// quota error when nothing more can go.
 pub async fn save_making_room(
     store: &dyn StateStore,
     state: &mut SessionState,
 ) -> Result<bool, StoreError> {
-    let mut result = save(store, state).await;
-    let mut made_room = false;
-    let mut rounds = 0;
-    while matches!(result, Err(StoreError::QuotaExceeded(_))) && rounds < 16 {
-        rounds += 1;
-        let freed = make_room(store, &state.session).await;
-        if !freed && !compact_trajectory(state) {
-            break;
-        }
-        made_room = true;
-        result = save(store, state).await;
-    }
-    result.map(|()| made_room)
+    let placeholder = SessionState::new(&state.session, state.updated_at);
+    let cell = std::cell::RefCell::new(std::mem::replace(state, placeholder));
+    let result = save_shared_making_room(store, &cell).await;
+    *state = cell.into_inner();
+    result
 }
 
 /// Characters a summarized tool result keeps.

@@ -6,7 +6,9 @@
 
 use serde::Serialize;
 
-use super::{check_version, drop_oldest_finished, log_store_error, StateError};
+use super::{
+    check_version, drop_oldest_finished, log_store_error, StateError, MAX_EVICTING_WRITE_BYTES,
+};
 use crate::ports::{StateStore, StoreError};
 use crate::state::{SessionState, SCHEMA_VERSION};
 use crate::types::json::{FromJson, ToJson};
@@ -126,7 +128,10 @@ pub async fn archive_conversation(
     loop {
         match store.set(vec![(summary.id.clone(), text.clone())]).await {
             Ok(()) => return Ok(Some(summary)),
-            Err(StoreError::QuotaExceeded(message)) if rounds < 16 => {
+            // An oversized record (over MAX_EVICTING_WRITE_BYTES) removes nothing for itself.
+            Err(StoreError::QuotaExceeded(message))
+                if rounds < 16 && summary.id.len() + text.len() <= MAX_EVICTING_WRITE_BYTES =>
+            {
                 rounds += 1;
                 let freed = drop_oldest_archived(store).await?
                     || drop_oldest_finished(store, &session).await?;
