@@ -11,6 +11,7 @@ pub mod executor;
 pub mod fence;
 pub mod grounding;
 pub mod input;
+pub mod links;
 pub mod phase;
 pub mod prompts;
 pub mod reflexion;

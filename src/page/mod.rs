@@ -3,6 +3,7 @@
 //! an id names the same passage every time the text is split. The index is rebuilt from the
 //! page text when needed (one page is kept in memory per worker), never stored.
 
+pub mod copied;
 pub mod index;
 pub mod passages;
 pub mod sections;

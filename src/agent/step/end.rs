@@ -152,6 +152,7 @@ pub fn finish(
         }
         None => answer,
     };
+    let answer = without_leaking_links(state, ctx, answer);
     let answer = if state.phase.is_none() {
         let (answer, notice) = with_sources(state, &answer);
         if let Some(message) = notice {
@@ -204,6 +205,40 @@ pub fn finish(
             sources,
         },
     });
+}
+
+/// `answer` with every link that carries the session's text replaced by its text and a
+/// note ([`crate::agent::links`]); each removal is said in the Steps view.
+fn without_leaking_links(state: &mut SessionState, ctx: &StepCtx<'_>, answer: String) -> String {
+    let (answer, removed) = {
+        let mut known: Vec<&str> = vec![state.question.as_str()];
+        known.extend(state.page.as_ref().map(|p| p.text.as_str()));
+        if let Some(selection) = &state.selection {
+            known.extend([selection.text.as_str(), selection.context.as_str()]);
+        }
+        for turn in &state.turns {
+            known.extend([turn.question.as_str(), turn.answer.as_str()]);
+        }
+        for entry in &state.trajectory {
+            match &entry.item {
+                Item::ToolResult { content, .. } => known.push(content),
+                Item::SectionSummary { text, .. } => known.push(text),
+                _ => {}
+            }
+        }
+        let mut own: Vec<&str> = state.page.iter().map(|p| p.url.as_str()).collect();
+        for entry in &state.trajectory {
+            if let Item::Search { hits, .. } = &entry.item {
+                own.extend(hits.iter().map(|h| h.url.as_str()));
+            }
+        }
+        crate::agent::links::disarm(&answer, &known, &own)
+    };
+    for host in removed {
+        let text = format!("A link to {host} in the answer was shown as text: its address carried text from this page or conversation.");
+        record(state, ctx, Item::derived_thought(text));
+    }
+    answer
 }
 
 /// `answer` without citations of sources the run does not have; the sources it cites are
