@@ -215,6 +215,12 @@ pub trait PageReader {
     /// Captures the text of tab `tab_id`; an error means the page cannot be scripted.
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>>;
 
+    /// The address tab `tab_id` shows, when the browser says (`None` when it does not): what
+    /// a run on a page that could not be read knows of its page.
+    fn address(&self, _tab_id: i64) -> LocalBoxFuture<'_, Option<String>> {
+        futures::future::ready(None).boxed_local()
+    }
+
     /// Finds `passage` on tab `tab_id` (by its first non-space characters), scrolls it into
     /// view and highlights it briefly; `Ok(false)` when it is no longer on the page. Readers
     /// that cannot show anything say the page cannot be scripted.
@@ -236,9 +242,10 @@ pub trait ScreenCapture {
     /// [`crate::types::image::MAX_IMAGE_SIDE`] pixels. It is refused unless the tab is the
     /// active tab of its window, and unless it shows the page at `page_url` (the run's page:
     /// [`crate::url::same_page`], checked before and after the capture): only what the user
-    /// is looking at, and only the page the question is about, is ever captured. `None`:
-    /// the run's page could not be read (a page scripts may not run in), so its address is
-    /// not known and only the first rule applies.
+    /// is looking at, and only the page the question is about, is ever captured. For a page
+    /// that could not be read, `page_url` is the address the tab showed at the run's start;
+    /// `None` only when the browser did not say (a closed tab), and then only the first rule
+    /// applies.
     fn capture_visible<'a>(
         &'a self,
         tab_id: i64,

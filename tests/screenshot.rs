@@ -109,6 +109,9 @@ fn run_with(
     .with_capture(capture);
     let mut state = SessionState::new(session, 1_000);
     state.begin_run("What does the sign say?", page, config, 1_000);
+    if let Some(address) = UNREAD_ADDRESS.with(|a| a.take()) {
+        state.page_address = address;
+    }
     block_on(engine.drive(&mut state));
     drop(engine);
     let requests = llm.requests.borrow().clone();
@@ -117,6 +120,11 @@ fn run_with(
         requests,
         store,
     }
+}
+
+thread_local! {
+    /// The address the next [`run_with`] records for a page that could not be read.
+    static UNREAD_ADDRESS: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
 fn offered(request: &ChatRequest) -> bool {
@@ -264,6 +272,36 @@ fn a_tab_that_went_to_another_page_is_not_captured() {
         .requests
         .iter()
         .any(|r| RequestKind::of(r) == RequestKind::Transcription));
+}
+
+#[test]
+fn a_page_that_could_not_be_read_is_captured_only_while_the_tab_shows_its_address() {
+    // The page could not be read; the service recorded the tab's address instead.
+    for (shows, captured) in [
+        (
+            "chrome-extension://viewer/index.html?file=https://example.com/other.pdf",
+            false,
+        ),
+        ("https://example.com/report.pdf#page=2", true),
+    ] {
+        let answers = if captured {
+            vec![Ok(test_png(640, 480))]
+        } else {
+            Vec::new()
+        };
+        let capture = ScriptedCapture::new(answers).showing(shows);
+        UNREAD_ADDRESS.with(|a| a.replace(Some("https://example.com/report.pdf".into())));
+        let run = run_with("tab:3", None, RunConfig::default(), &capture, oracle);
+        assert_eq!(
+            *capture.pages.borrow(),
+            [Some("https://example.com/report.pdf".to_string())]
+        );
+        let transcribed = run
+            .requests
+            .iter()
+            .any(|r| RequestKind::of(r) == RequestKind::Transcription);
+        assert_eq!(transcribed, captured, "{shows}");
+    }
 }
 
 #[test]

@@ -71,6 +71,38 @@ fn call(h: &Harness, request: Value) -> Value {
 }
 
 #[test]
+fn a_page_that_cannot_be_read_leaves_its_address_for_the_screenshot_check() {
+    let mut pages = BTreeMap::new();
+    let unreadable = PageInfo {
+        url: "https://example.com/report.pdf".into(),
+        reader: knowledgelens::testing::UNREADABLE.into(),
+        ..Default::default()
+    };
+    pages.insert(4, unreadable);
+    let h = harness_on(vec![Reply::text("It cannot be read.")], pages);
+    let reply = call(
+        &h,
+        json!({"id": 1, "type": "ask", "session": "tab:4", "tab_id": 4, "question": "What does it say?"}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    let saved = futures::executor::block_on(state::load(h.sessions.as_ref(), "tab:4"))
+        .expect("load")
+        .expect("saved");
+    assert!(saved.page.is_none());
+    assert_eq!(saved.page_address, "https://example.com/report.pdf");
+    // A page that was read keeps no separate address.
+    let h = harness(vec![Reply::text("Because of the moon.")]);
+    call(
+        &h,
+        json!({"id": 1, "type": "ask", "session": "tab:3", "tab_id": 3, "question": "Why?"}),
+    );
+    let saved = futures::executor::block_on(state::load(h.sessions.as_ref(), "tab:3"))
+        .expect("load")
+        .expect("saved");
+    assert!(saved.page.is_some() && saved.page_address.is_empty());
+}
+
+#[test]
 fn ask_captures_page_text_runs_and_snapshots() {
     let h = harness(vec![Reply::text("Because of the moon.")]);
     let reply = call(

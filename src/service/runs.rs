@@ -281,6 +281,11 @@ impl Service {
             Some(tab) => self.read_page(tab, &mut notices).await,
             None => None,
         };
+        // What is known of a page that could not be read: its address (screenshots check it).
+        let address = match (tab_id, &page) {
+            (Some(tab), None) => self.ports.pages.address(tab).await.unwrap_or_default(),
+            _ => String::new(),
+        };
         // Registered only now: reading the page yielded to other requests.
         let claim = self.registry.register(key).ok_or_else(busy)?;
         let now = self.ports.clock.now_ms();
@@ -314,6 +319,7 @@ impl Service {
             }
         };
         state.nonce = nonce;
+        state.page_address = address;
         if let Some(subtopics) = research {
             // The fence of the stages' prompts needs the run's nonce: set just above.
             crate::agent::step::research::begin(&mut state, subtopics, now).map_err(|e| {

@@ -262,6 +262,10 @@ pub struct SessionState {
     pub question: String,
     /// The page, if there is one.
     pub page: Option<PageInfo>,
+    /// The address of the run's tab when its page could not be read (the browser's word;
+    /// empty otherwise): a screenshot is taken only while the tab still shows it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub page_address: String,
     /// Notices shown with the run.
     pub notices: Vec<String>,
     /// The run's settings snapshot.
@@ -378,6 +382,7 @@ impl SessionState {
             attempts: 0,
             question: String::new(),
             page: None,
+            page_address: String::new(),
             notices: Vec::new(),
             config: RunConfig::default(),
             step: 0,

@@ -32,7 +32,9 @@ pub use random::SeededRandom;
 pub use search::{search_result, NoSearch, ScriptedSearch, ScriptedSearches};
 
 pub use store::{resume_all, MemoryStore, YieldingStore};
-pub use time::{poll_times, polls_to_finish, yield_now, ManualClock, RecordingSink, StaticPages};
+pub use time::{
+    poll_times, polls_to_finish, yield_now, ManualClock, RecordingSink, StaticPages, UNREADABLE,
+};
 
 /// One scripted reply.
 #[derive(Debug, Clone)]

@@ -118,16 +118,25 @@ impl EventSink for RecordingSink {
     }
 }
 
-/// Pages by tab id; a missing tab is "cannot be scripted".
+/// Pages by tab id; a missing tab is "cannot be scripted", and so is a page whose `reader`
+/// is [`UNREADABLE`] (the tab shows its `url`, as the browser says).
 #[derive(Default)]
 pub struct StaticPages(pub BTreeMap<i64, PageInfo>);
 
+/// The `reader` of a [`StaticPages`] page that cannot be scripted but has an address.
+pub const UNREADABLE: &str = "unreadable";
+
 impl PageReader for StaticPages {
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
-        future::ready(self.0.get(&tab_id).cloned().ok_or_else(|| {
+        let page = self.0.get(&tab_id).filter(|p| p.reader != UNREADABLE);
+        future::ready(page.cloned().ok_or_else(|| {
             PageReadError::NotScriptable("Cannot access contents of the page".to_string())
         }))
         .boxed_local()
+    }
+
+    fn address(&self, tab_id: i64) -> LocalBoxFuture<'_, Option<String>> {
+        future::ready(self.0.get(&tab_id).map(|p| p.url.clone())).boxed_local()
     }
 
     /// Found when the tab's text holds the passage's first 80 non-space characters (as the

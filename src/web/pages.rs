@@ -114,9 +114,25 @@ async fn locate_in_tab(tab_id: i64, passage: &str) -> Result<bool, PageReadError
     Ok(located.found)
 }
 
+/// The address `chrome.tabs.get` gives for tab `tab_id` (the `activeTab` grant shows it).
+async fn tab_address(tab_id: i64) -> Option<String> {
+    let tabs = chrome(&["tabs"]).ok()?;
+    let tab = call(&tabs, "get", &[JsValue::from_f64(tab_id as f64)])
+        .await
+        .ok()?;
+    let url = js_sys::Reflect::get(&tab, &"url".into())
+        .ok()?
+        .as_string()?;
+    Some(crate::types::page::cap_chars(&url, crate::types::page::MAX_URL_CHARS).0)
+}
+
 impl PageReader for ChromePages {
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
         read_tab(tab_id).boxed_local()
+    }
+
+    fn address(&self, tab_id: i64) -> LocalBoxFuture<'_, Option<String>> {
+        tab_address(tab_id).boxed_local()
     }
 
     fn locate<'a>(

@@ -114,8 +114,8 @@ pub enum Action {
         call: ToolCall,
         /// The tab.
         tab: i64,
-        /// The address of the run's page (nothing is captured while the tab shows another),
-        /// if it was read.
+        /// The address of the run's page (nothing is captured while the tab shows another):
+        /// the page read at the start, or the address of one that could not be read.
         page: Option<String>,
     },
 }

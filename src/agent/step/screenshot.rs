@@ -72,7 +72,11 @@ pub(super) fn begin(
         no_images(state, ctx, &call, out);
         return Action::Continue;
     }
-    let page = state.page.as_ref().map(|p| p.url.clone());
+    // The page read at the start, or the address of one that could not be read.
+    let page = match &state.page {
+        Some(page) => Some(page.url.clone()),
+        None => Some(state.page_address.clone()).filter(|a| !a.is_empty()),
+    };
     Action::Capture { call, tab, page }
 }
 
