@@ -10,8 +10,10 @@
 // - A link the model wrote shows where it goes (links.js): its host after its text, inside the
 //   link (`Docs (example.com)`, also its accessible name), unless the text is the URL. The
 //   model's title is never shown. A link whose address carries more than 40 characters of
-//   the `known` text (the page and conversation text the caller's view holds) is text, with
-//   a note saying so.
+//   the `known` text (the page and conversation text the caller's view holds) in its host,
+//   query or fragment, or more than 80 in its path, is text, with a note saying so, unless it
+//   is one of the session's own addresses (`urls`: the page's, the search results'; and the
+//   web sources').
 // - Images are never loaded: a safe image URL becomes a link named by its alt text.
 // - Citations `[n]` (web) and `[pN]` (page passage) naming a given source become links to it:
 //   web sources to their URL in a new tab, page sources to `#source-<id>`. Others stay text.
@@ -35,8 +37,9 @@ const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00
 
 /**
  * @typedef {{id: string|number, kind: 'web'|'page', title?: string, url?: string}} Source
- * @typedef {{sources?: Source[], known?: string, document?: Document}} RenderOptions
+ * @typedef {{sources?: Source[], known?: string, urls?: string[], document?: Document}} RenderOptions
  *   `known`: the page and conversation text the view holds, which no link may carry away.
+ *   `urls`: the session's own addresses (the page's, the search results'), never held back.
  */
 
 /**
@@ -45,8 +48,8 @@ const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00
  * @param {RenderOptions} [options]
  * @returns {DocumentFragment}
  */
-export function renderMarkdown(text, { sources = [], known = '', document: doc = globalThis.document } = {}) {
-  const ctx = context(doc, sources, known);
+export function renderMarkdown(text, { sources = [], known = '', urls = [], document: doc = globalThis.document } = {}) {
+  const ctx = context(doc, sources, known, urls);
   const fragment = doc.createDocumentFragment();
   for (const block of lexBlocks(text)) fragment.append(renderTopLevel(block, ctx));
   return fragment;
@@ -58,24 +61,26 @@ export function renderMarkdown(text, { sources = [], known = '', document: doc =
  * is rendered again, replacing only the top-level blocks whose source changed (the last one,
  * while an answer streams); nodes of the other blocks stay as they are. `finish(fullText)`
  * renders at once, and afterwards the container's children equal renderMarkdown(fullText).
- * `finish(fullText, {sources, known})` may also bring the sources the completed answer cites
- * and the known text of the finished view (the draft often streams before they are known);
+ * `finish(fullText, {sources, known, urls})` may also bring the sources the completed answer
+ * cites and the known text and addresses of the finished view (the draft often streams before they are known);
  * blocks whose rendering is unchanged keep their nodes. `draftLinks: false`: links render as
  * text until `finish`.
  * @param {Element} container
  * @param {RenderOptions & {draftLinks?: boolean, requestFrame?: (cb: () => void) => number,
  *   cancelFrame?: (id: number) => void}} [options]
  * @returns {{update(fullText: string): void,
- *   finish(fullText: string, options?: {sources?: Source[], known?: string}): void, cancel(): void}}
+ *   finish(fullText: string, options?: {sources?: Source[], known?: string, urls?: string[]}): void,
+ *   cancel(): void}}
  */
 export function createStreamRenderer(container, {
   sources = [],
   known = '',
+  urls = [],
   draftLinks = true,
   requestFrame = (cb) => globalThis.requestAnimationFrame(cb),
   cancelFrame = (id) => globalThis.cancelAnimationFrame(id),
 } = {}) {
-  let ctx = context(container.ownerDocument, sources, known);
+  let ctx = context(container.ownerDocument, sources, known, urls);
   /** @type {{raw: string, node: Node}[]} the rendered blocks, in order */
   const shown = [];
   let pending = '';
@@ -116,11 +121,11 @@ export function createStreamRenderer(container, {
         render(pending, false);
       });
     },
-    finish(fullText, { sources: finalSources, known: finalKnown } = {}) {
+    finish(fullText, { sources: finalSources, known: finalKnown, urls: finalUrls } = {}) {
       if (frame !== null) cancelFrame(frame);
       frame = null;
-      if (finalSources || finalKnown !== undefined) {
-        ctx = context(ctx.doc, finalSources ?? sources, finalKnown ?? known);
+      if (finalSources || finalKnown !== undefined || finalUrls) {
+        ctx = context(ctx.doc, finalSources ?? sources, finalKnown ?? known, finalUrls ?? urls);
       }
       render(fullText, true);
     },
@@ -140,12 +145,25 @@ function lexBlocks(text) {
   return tokens.filter((t) => t.type !== 'space' && t.type !== 'def');
 }
 
-function context(doc, sources, known) {
+function context(doc, sources, known, urls) {
   const byId = new Map();
+  const own = new Set();
   for (const source of sources ?? []) {
     if (source && source.id !== undefined && source.id !== null) byId.set(String(source.id), source);
+    if (source?.kind === 'web') own.add(hrefOf(source.url));
   }
-  return { doc, byId, known: String(known ?? ''), liveLinks: true, inLink: false };
+  for (const url of urls ?? []) own.add(hrefOf(url));
+  own.delete(null);
+  return { doc, byId, known: String(known ?? ''), own, liveLinks: true, inLink: false };
+}
+
+/** `url` as the browser writes it, or null when it is no URL. */
+function hrefOf(url) {
+  try {
+    return new URL(String(url ?? '')).href;
+  } catch {
+    return null;
+  }
 }
 
 // ---- blocks --------------------------------------------------------------------------------
@@ -301,11 +319,12 @@ function image(token, ctx) {
 /**
  * A link the model wrote to `href` (safe), showing `children` and then its host unless they
  * are its URL; text instead while links are not live (a draft), and text with a note when the
- * address carries the known text. The model's title is never used.
+ * address carries the known text (never one of the session's own addresses). The model's
+ * title is never used.
  */
 function modelLink(ctx, href, children) {
   const url = new URL(href);
-  if (carriesKnownText(url, ctx.known)) {
+  if (!ctx.own.has(url.href) && carriesKnownText(url, ctx.known)) {
     const note = ` (link to ${destination(url, '')} removed: it carried text from this session)`;
     return fragmentOf(ctx, [...children, el(ctx, 'span', [textNode(ctx, note)], 'md-link-removed')]);
   }

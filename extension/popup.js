@@ -14,7 +14,7 @@ import { BackendError, Connection } from './messaging.js';
 import { MAX_STEPS_DEFAULT, MAX_STEPS_LIMIT, REQUESTS, SETTINGS_ERROR_KINDS } from './protocol.gen.js';
 import {
   TERMINAL, disconnected, emptyView, initialState, knownText, normalizeView, receiveEvent,
-  receiveSnapshot, shownAnswer,
+  receiveSnapshot, shownAnswer, sourceUrls,
 } from './view-state.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
@@ -441,7 +441,8 @@ function renderAnswer(view) {
   const answer = shownAnswer(view);
   const running = view.status === 'running';
   const selection = state.capture?.selection;
-  answerView.render(answer, { streaming: running, sources: view.sources ?? [], known: knownText(view, [selection?.text, selection?.context]) });
+  const known = knownText(view, [selection?.text, selection?.context]);
+  answerView.render(answer, { streaming: running, sources: view.sources ?? [], known, urls: sourceUrls(view) });
   renderSources(el['sources-section'], el.sources, running ? [] : view.sources ?? []);
   passages.refresh();
   el['copy-answer'].hidden = !(answer && !running);

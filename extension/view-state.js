@@ -138,6 +138,20 @@ export function knownText(view, more = []) {
 }
 
 /**
+ * The session's own addresses, which a link in its answer may always use whatever its path
+ * says (markdown.js's `urls`): the page's, the cited web sources', and every graded search
+ * result's.
+ * @param {object} view
+ */
+export function sourceUrls(view) {
+  const urls = [view?.page?.url, ...(view?.sources ?? []).map((source) => source?.url)];
+  for (const step of view?.steps ?? []) {
+    for (const result of Array.isArray(step?.grades) ? step.grades : []) urls.push(result?.url);
+  }
+  return [...new Set(urls.filter((url) => typeof url === 'string' && url))];
+}
+
+/**
  * `steps` with `item` in place: replacing the entry with the same `index`, else inserted in
  * `index` order (a new array; `steps` is not changed). An item without an index is ignored.
  */

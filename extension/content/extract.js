@@ -6,7 +6,7 @@
 //
 // Only text the user can see is read (content/visible.js decides, on the live DOM). The main
 // content comes from Mozilla's Readability, run on a clone of the document from which every
-// hidden subtree and unreadable text node was removed first: the live tree and its clone are
+// hidden subtree and unreadable text (a text node's hidden part too) was removed first: the live tree and its clone are
 // walked side by side, so the live page is never marked. When the page is not readable
 // (isProbablyReaderable says no, Readability fails, or its result is short), the visible text
 // of the main article (or of the body) is read instead.
@@ -43,8 +43,11 @@
         if (node.nodeType === 1) {
           if (vis.hiddenElement(node)) drop.push(copyKids[i]);
           else walk(node, copyKids[i]);
-        } else if (node.nodeType === 3 && node.nodeValue.trim() && vis.hiddenText(node, live)) {
-          drop.push(copyKids[i]);
+        } else if (node.nodeType === 3 && node.nodeValue.trim()) {
+          // Only the part that shows (a clamped or clipped text loses the rest).
+          const shown = vis.shownText(node, live);
+          if (!shown.trim()) drop.push(copyKids[i]);
+          else if (shown !== node.nodeValue) copyKids[i].nodeValue = shown;
         }
       }
     };

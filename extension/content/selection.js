@@ -55,20 +55,24 @@
     return { el, start, end };
   };
 
-  /** The visible text of the range: text nodes it touches, cut at its ends. */
+  /** The visible text of the range: what shows of the text nodes it touches, cut at its ends. */
   const rangeText = (range) => {
     const root = range.commonAncestorContainer;
-    if (root.nodeType === 3) {
-      return vis.visibleTextNode(root) ? root.nodeValue.slice(range.startOffset, range.endOffset) : '';
-    }
+    if (root.nodeType === 3) return vis.visibleTextOf(root, range.startOffset, range.endOffset);
     const out = [];
     let lastBlock = null;
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (!range.intersectsNode(node) || !vis.visibleTextNode(node)) continue;
-      let value = node.nodeValue;
-      if (node === range.endContainer) value = value.slice(0, range.endOffset);
-      if (node === range.startContainer) value = value.slice(range.startOffset);
+      if (!range.intersectsNode(node)) continue;
+      const from = node === range.startContainer ? range.startOffset : 0;
+      const to = node === range.endContainer ? range.endOffset : node.nodeValue.length;
+      // White space between words carries nothing: kept without measuring.
+      if (!/\S/.test(node.nodeValue)) {
+        if (out.length) out.push(' ');
+        continue;
+      }
+      const value = vis.visibleTextOf(node, from, to);
+      if (!/\S/.test(value)) continue;
       const block = node.parentElement.closest(BLOCK_SELECTOR);
       if (lastBlock && block !== lastBlock) out.push('\n');
       lastBlock = block;

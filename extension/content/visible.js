@@ -8,23 +8,29 @@
 // Visibility is decided on the live DOM with computed styles. A subtree is hidden when it is
 // display:none, visibility hidden/collapse, has the `hidden` attribute or aria-hidden="true",
 // has an effective opacity under 0.1 (the product of `opacity` and of `filter: opacity()` over
-// it and its ancestors), is a zero-size box that clips its overflow or a box clipped to
-// nothing, lies entirely outside the area its ancestors let it show, or is <script>, <style>,
-// <template>, <noscript> (and a few non-text elements). That area is the document's scrollable
-// area cut by each ancestor's clipping: the padding box of `overflow: hidden|clip` (per axis)
-// and `contain: paint`, `clip-path: inset()` and `clip: rect()` (an absolutely positioned box
-// escapes the clipping below its containing block, a fixed one all of it; the root's and
-// body's overflow belong to the viewport and do not count).
-// A text node is unreadable when its computed font size is under 6px; when its colour
+// it and its ancestors), has a `mask-image` (`-webkit-mask-image`) other than none, is a
+// zero-size box that clips its overflow or a box clipped to nothing, lies entirely outside the
+// area its ancestors let it show, or is <script>, <style>, <template>, <noscript> (and a few
+// non-text elements). That area is the document's scrollable area cut by each ancestor's
+// clipping: the padding box of `overflow: hidden|clip` (per axis) and `contain: paint`,
+// `clip-path: inset()` and `clip: rect()` (an absolutely positioned box escapes the clipping
+// below its containing block, a fixed one all of it; the root's and body's overflow belong to
+// the viewport and do not count).
+// A text node is unreadable when its computed font size is under 6px, or when its colour
 // (`-webkit-text-fill-color`, which is `color` unless set) has a contrast ratio under 1.5:1
-// against the effective background (WCAG 2 relative luminance; the background-colors from the
-// text's element up to the first opaque one, composed by their alpha, over white); or when
-// none of its line boxes shows a part at least 6px high (and 6px wide, or whole if narrower)
-// inside the area its element shows (text-indent:-9999px, a 3px-high box, a clip-path inset
-// that leaves it out).
+// against every colour the background behind it may have (WCAG 2 relative luminance; the
+// background-colors from the text's element up to the first opaque one, composed by their
+// alpha, over white; a gradient `background-image` puts its colour stops there instead; an
+// image makes the background unknown and the text is kept).
+// Of a readable text node, only the characters whose boxes show inside the area its element
+// shows are kept: a part at least 6px high (and 6px wide, or whole if narrower). Lines past a
+// line clamp or below a clipping box, text past an ellipsis or pushed off (text-indent:
+// -9999px) go; one Range measures halves of the node until each part shows whole or not at
+// all (shownSpans).
 //
 // Cost: at most one getComputedStyle per element; opacity, background, areas and readability
-// are cached per element; one reused Range measures each text node's line boxes.
+// are cached per element; one reused Range measures each text node: one getClientRects when it
+// shows whole or not at all, about 2 log2(length) more for each place it is cut.
 globalThis.__klVisibilityMath = (() => {
   const NO_CLIP = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
 
@@ -116,18 +122,66 @@ globalThis.__klVisibilityMath = (() => {
     return area;
   };
 
-  // Whether some line box in `rects` shows inside `area` (the same coordinates) a part at least
-  // `min` px high and `min` px wide (or as wide as the box when it is narrower).
+  // How a line box `r` shows inside `area` (the same coordinates): 'out' when too little of it
+  // does (less than `min` px high, or less than `min` px wide unless it is narrower), 'in' when
+  // it shows across its whole width (half a pixel aside), 'cut' when only a part does.
+  const lineShows = (r, area, min) => {
+    const w = Math.min(r.right, area.right) - Math.max(r.left, area.left);
+    const h = Math.min(r.bottom, area.bottom) - Math.max(r.top, area.top);
+    if (!(w > 0 && w >= Math.min(min, r.right - r.left) && h >= min)) return 'out';
+    return r.left >= area.left - 0.5 && r.right <= area.right + 0.5 ? 'in' : 'cut';
+  };
+
+  // Whether some line box in `rects` shows inside `area` a part at least `min` px high and
+  // `min` px wide (or as wide as the box when it is narrower).
   const showsText = (rects, area, min) => {
-    for (const r of rects) {
-      const w = Math.min(r.right, area.right) - Math.max(r.left, area.left);
-      const h = Math.min(r.bottom, area.bottom) - Math.max(r.top, area.top);
-      if (w > 0 && w >= Math.min(min, r.right - r.left) && h >= min) return true;
-    }
+    for (const r of rects) if (lineShows(r, area, min) !== 'out') return true;
     return false;
   };
 
-  return { luminance, contrastRatio, over, intersect, lengthOf, insetArea, rectArea, clipOf, showsText };
+  // The character ranges of `text` that show inside `area`, as [[start, end), ...] in order
+  // (adjacent ones merged; empty when only white space would be left). `rectsOf(start, end)`
+  // gives the line boxes of characters start..end-1. A part whose boxes (zero-width ones
+  // aside) all show whole is kept, one whose boxes all show too little is dropped, and any
+  // other is halved until single characters, which show when a box of theirs does (white
+  // space is kept unmeasured: it carries nothing). A text that shows whole or not at all
+  // costs one read; one cut in k places about 2k log2(length) reads (lines clamped, clipped
+  // or cut at an ellipsis).
+  const shownSpans = (text, rectsOf, area, min) => {
+    const spans = [];
+    const keep = (a, b) => {
+      const last = spans[spans.length - 1];
+      if (last && last[1] === a) last[1] = b;
+      else spans.push([a, b]);
+    };
+    const visit = (a, b) => {
+      if (!/\S/.test(text.slice(a, b))) return keep(a, b);
+      const rects = [...rectsOf(a, b)].filter((r) => r.right > r.left);
+      const kinds = rects.map((r) => lineShows(r, area, min));
+      if (kinds.every((k) => k === 'out')) return undefined;
+      if (kinds.every((k) => k === 'in')) return keep(a, b);
+      let mid = (a + b) >> 1;
+      // Never between the halves of a surrogate pair.
+      if (/[\uDC00-\uDFFF]/.test(text[mid] ?? '')) mid += 1;
+      if (mid <= a || mid >= b) return showsText(rects, area, min) ? keep(a, b) : undefined;
+      visit(a, mid);
+      return visit(mid, b);
+    };
+    visit(0, text.length);
+    return spans.some(([a, b]) => /\S/.test(text.slice(a, b))) ? spans : [];
+  };
+
+  // The colour stops of a computed `background-image` made of gradients only (each as its
+  // computed colour text), or null when a layer is an image: the colours behind are unknown.
+  const gradientStops = (value) => {
+    if (!/gradient\(/.test(value) || /\b(url|image|image-set|element|cross-fade|paint)\(/.test(value)) return null;
+    return value.match(/\b(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch|color)\([^()]*\)/g);
+  };
+
+  return {
+    luminance, contrastRatio, over, intersect, lengthOf, insetArea, rectArea, clipOf, lineShows, showsText, shownSpans,
+    gradientStops,
+  };
 })();
 
 globalThis.__klVisibility = () => {
@@ -140,7 +194,9 @@ globalThis.__klVisibility = () => {
   const FORM_TEXT = new Set(['TEXTAREA', 'SELECT', 'OPTION', 'OPTGROUP']);
   const CLIPPING = new Set(['hidden', 'clip']);
   const WHITE = { r: 255, g: 255, b: 255, a: 1 };
-  const { contrastRatio, over, intersect, clipOf, showsText } = globalThis.__klVisibilityMath;
+  const {
+    contrastRatio, over, intersect, clipOf, shownSpans, gradientStops,
+  } = globalThis.__klVisibilityMath;
 
   const doc = document.documentElement;
   const pageWidth = Math.max(doc ? doc.scrollWidth : 0, document.body ? document.body.scrollWidth : 0, innerWidth);
@@ -196,17 +252,35 @@ globalThis.__klVisibility = () => {
     return { r, g, b, a: a / 255 };
   };
 
-  // The effective background behind `el`'s text: its background-color composed over its
-  // ancestors' down to the first opaque one (white when none).
+  // The colours the background behind `el`'s text may have, each opaque, or null when they are
+  // unknown (an image is painted there). An element's background is its background-color
+  // composed over what lies below (its ancestors' background, down to the first opaque one;
+  // white when none), under the colour stops of its `background-image` when that is made of
+  // gradients (each stop composed over each colour below it).
   const backgroundOf = (el) => {
     const f = factsOf(el);
-    if (!f.background) {
-      const parent = parentOf(el);
-      const below = () => (parent ? backgroundOf(parent) : WHITE);
+    if (f.background === undefined) {
       const c = parseColor(f.s.backgroundColor);
-      f.background = !c || c.a <= 0 ? below() : c.a >= 1 ? c : over(c, below());
+      let colours;
+      if (c && c.a >= 1) colours = [c];
+      else {
+        const parent = parentOf(el);
+        const below = parent ? backgroundOf(parent) : [WHITE];
+        colours = below && (!c || c.a <= 0 ? below : below.map((b) => over(c, b)));
+      }
+      const image = f.s.backgroundImage;
+      if (image && image !== 'none') colours = underGradient(image, colours);
+      f.background = colours;
     }
     return f.background;
+  };
+  // The gradient stops of `image` painted over `below` (null: unknown), at most 16 colours.
+  const underGradient = (image, below) => {
+    const stops = (gradientStops(image) ?? []).map(parseColor);
+    if (stops.length === 0 || stops.some((c) => !c)) return null;
+    if (stops.every((c) => c.a >= 1)) return stops.slice(0, 16);
+    if (!below) return null;
+    return stops.flatMap((c) => (c.a >= 1 ? [c] : below.map((b) => over(c, b)))).slice(0, 16);
   };
 
   // `el`'s opacity times each of its `filter: opacity()`, times its parent's effective opacity.
@@ -230,6 +304,9 @@ globalThis.__klVisibility = () => {
     if (/inset\(\s*(50%|100%)/.test(cp)) return true;
     return /(circle|ellipse)\(\s*0(px|%)?[\s)]/.test(cp) || /polygon\(\s*0(px)?\s+0(px)?\s*\)/.test(cp);
   };
+
+  // A mask of any kind: what it lets show is not worked out (a transparent gradient hides all).
+  const masked = (s) => [s.maskImage, s.webkitMaskImage].some((m) => m && m !== 'none');
 
   // A viewport rectangle in page coordinates (the walk is synchronous: scrolling cannot move).
   const [sx, sy] = [scrollX, scrollY];
@@ -277,7 +354,7 @@ globalThis.__klVisibility = () => {
     const f = factsOf(el);
     if (f.display === 'none' || f.visibility === 'hidden' || f.visibility === 'collapse') return true;
     if (opacityOf(el) < MIN_OPACITY) return true;
-    if (fullyClipped(f)) return true;
+    if (fullyClipped(f) || masked(f.s)) return true;
     if (f.display === 'contents') return false;
     const box = boxOf(el);
     const [width, height] = [box.right - box.left, box.bottom - box.top];
@@ -311,31 +388,47 @@ globalThis.__klVisibility = () => {
     if (parseFloat(s.fontSize) < MIN_FONT_PX) return true;
     const fg = parseColor(s.webkitTextFillColor || s.color);
     if (!fg) return false;
-    const bg = backgroundOf(el);
-    return contrastRatio(over(fg, bg), bg) < MIN_CONTRAST;
+    const backgrounds = backgroundOf(el);
+    return Boolean(backgrounds) && backgrounds.every((bg) => contrastRatio(over(fg, bg), bg) < MIN_CONTRAST);
   };
 
-  // Whether the text node `node`, drawn inside `el`, shows too little of itself inside the
-  // area `el`'s content can show (form controls' text is drawn elsewhere: not measured).
+  // The character ranges of the text node `node`, drawn inside `el`, that show inside the area
+  // `el`'s content can show (form controls' text is drawn elsewhere: kept whole).
   let range;
-  const clippedText = (node, el) => {
-    if (FORM_TEXT.has(el.tagName.toUpperCase())) return false;
+  const rectsIn = (node) => (a, b) => {
+    range.setStart(node, a);
+    range.setEnd(node, b);
+    return range.getClientRects();
+  };
+  const shownSpansOf = (node, el) => {
+    const text = node.nodeValue;
+    if (FORM_TEXT.has(el.tagName.toUpperCase())) return [[0, text.length]];
     range ??= document.createRange();
-    range.selectNodeContents(node);
     // The line boxes are in viewport coordinates: so is the area they are compared with.
     const area = contentAreaOf(el);
     const seen = { left: area.left - sx, top: area.top - sy, right: area.right - sx, bottom: area.bottom - sy };
-    return !showsText(range.getClientRects(), seen, MIN_FONT_PX);
+    return shownSpans(text, rectsIn(node), seen, MIN_FONT_PX);
   };
 
-  // Whether the text node `node`, drawn inside the visible element `el`, cannot be read.
-  const hiddenText = (node, el) => unreadableText(el) || clippedText(node, el);
+  // The part of the text node `node`, drawn inside the visible element `el`, that the user can
+  // read, between the offsets `from` and `to`: '' when none; a space where a hidden part was
+  // cut out (lines past a line clamp or a clipping box's edge, text past an ellipsis).
+  const shownText = (node, el, from = 0, to = node.nodeValue.length) => {
+    if (unreadableText(el)) return '';
+    const parts = [];
+    for (const [a, b] of shownSpansOf(node, el)) {
+      if (Math.max(a, from) < Math.min(b, to)) parts.push(node.nodeValue.slice(Math.max(a, from), Math.min(b, to)));
+    }
+    return parts.join(' ');
+  };
 
-  // Whether the text node `node` is something the user can read.
-  const visibleTextNode = (node) => {
+  // What the user can read of the text node `node` between `from` and `to` ('' when nothing).
+  const visibleTextOf = (node, from, to) => {
     const el = node.parentElement;
-    return Boolean(el) && !hiddenWithAncestors(el) && !hiddenText(node, el);
+    return el && !hiddenWithAncestors(el) ? shownText(node, el, from, to) : '';
   };
+  // Whether some of the text node `node` is something the user can read.
+  const visibleTextNode = (node) => /\S/.test(visibleTextOf(node));
 
   // Line breaks an element adds before and after its text, as innerText does: two for <p>,
   // one for other blocks, a space for table cells, none for inline boxes.
@@ -364,7 +457,7 @@ globalThis.__klVisibility = () => {
       for (const node of kids) {
         if (length >= cap) break;
         if (node.nodeType === 3) {
-          if (node.nodeValue.trim() && !hiddenText(node, el)) push(node.nodeValue);
+          if (node.nodeValue.trim()) push(shownText(node, el));
         } else if (node.nodeType === 1) {
           if (node.tagName === 'BR') { push('\n'); continue; }
           if (hiddenElement(node)) continue;
@@ -398,5 +491,7 @@ globalThis.__klVisibility = () => {
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 
-  return { hiddenElement, hiddenWithAncestors, hiddenText, visibleTextNode, visibleText, isBlock, normalize };
+  return {
+    hiddenElement, hiddenWithAncestors, shownText, visibleTextOf, visibleTextNode, visibleText, isBlock, normalize,
+  };
 };

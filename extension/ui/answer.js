@@ -10,19 +10,21 @@ const SAFE_LINK = /^https?:\/\//i;
 
 /** Renders the answer text into `container`, re-rendering only when something changed. */
 export function createAnswerView(container) {
-  let shown = { text: null, streaming: false, sourcesKey: '', known: '' };
+  let shown = { text: null, streaming: false, sourcesKey: '', known: '', urlsKey: '' };
   let stream = null;
 
   return {
     /**
      * @param {string} text the answer (or the draft while `streaming`)
-     * @param {{streaming: boolean, sources: object[], known?: string}} options `known`: the page
-     *   and conversation text the view holds, which no link may carry away
+     * @param {{streaming: boolean, sources: object[], known?: string, urls?: string[]}} options
+     *   `known`: the page and conversation text the view holds, which no link may carry away;
+     *   `urls`: the session's own addresses (view-state.js, sourceUrls), never held back
      */
-    render(text, { streaming, sources, known = '' }) {
+    render(text, { streaming, sources, known = '', urls = [] }) {
       const sourcesKey = JSON.stringify(sources);
+      const urlsKey = JSON.stringify(urls);
       if (text === shown.text && streaming === shown.streaming && sourcesKey === shown.sourcesKey
-        && known === shown.known) return;
+        && known === shown.known && urlsKey === shown.urlsKey) return;
       container.classList.add('markdown');
       if (streaming && text) {
         // A draft that does not continue the last one (reset, or a new run) starts over.
@@ -31,15 +33,15 @@ export function createAnswerView(container) {
           // A frame the old renderer still waits for must not write into the new text.
           stream?.cancel();
           container.replaceChildren();
-          stream = createStreamRenderer(container, { sources, known, draftLinks: false });
+          stream = createStreamRenderer(container, { sources, known, urls, draftLinks: false });
         }
         stream.update(text);
       } else {
         stream?.cancel();
         stream = null;
-        container.replaceChildren(text ? renderMarkdown(text, { sources, known }) : '');
+        container.replaceChildren(text ? renderMarkdown(text, { sources, known, urls }) : '');
       }
-      shown = { text, streaming, sourcesKey, known };
+      shown = { text, streaming, sourcesKey, known, urlsKey };
     },
   };
 }

@@ -3,8 +3,9 @@
 // kind of hidden text, no hidden marker reaches the model, and the visible article does, through
 // Readability (reader "readability") or, when the main content is short, the visible-text walk.
 // Text that is faint, grey, small or in a clipping box but still readable (KEPT_ markers, the
-// WCAG AA grey #767676 among them) reaches it too. The reader stays cheap: one
-// getComputedStyle per element at most.
+// WCAG AA grey #767676 among them) reaches it too. Of a text node partly hidden (lines past a
+// line clamp or below a one-line box, text past an ellipsis) only the part that shows does. The
+// reader stays cheap: one getComputedStyle per element at most.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -52,10 +53,12 @@ test('the fixture has a marker for each kind of hidden text', () => {
     'CLIP_RECT', 'CLIP_PATH', 'OFFSCREEN', 'OPACITY', 'OPACITY_ANCESTOR', 'TINY_FONT', 'SAME_COLOUR',
     'SAME_COLOUR_DARK', 'SCRIPT', 'SCRIPT_BODY', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'LONG_ARTICLE', 'FOOTER',
     'LOW_OPACITY', 'OPACITY_PRODUCT', 'FILTER_OPACITY', 'LOW_CONTRAST', 'LOW_CONTRAST_ALPHA', 'TEXT_FILL',
-    'OKLCH_COLOUR', 'SMALL_FONT', 'CLIP_INSET', 'CLIP_SLIVER', 'TEXT_INDENT', 'OVERFLOW']) {
+    'OKLCH_COLOUR', 'SMALL_FONT', 'CLIP_INSET', 'CLIP_SLIVER', 'TEXT_INDENT', 'OVERFLOW', 'LINE_CLAMP', 'ONE_LINE_BOX',
+    'ELLIPSIS', 'MASK_IMAGE', 'GRADIENT_BACKGROUND']) {
     assert.ok(MARKERS.includes(`HIDDEN_${kind}`), `no HIDDEN_${kind} in hidden.html`);
   }
-  for (const kind of ['AA_GREY', 'FAINT', 'SMALL_PRINT', 'LIGHT_ON_DARK', 'CLIP_INSET', 'OVERFLOW_FITS', 'FIRST_LINE']) {
+  for (const kind of ['AA_GREY', 'FAINT', 'SMALL_PRINT', 'LIGHT_ON_DARK', 'CLIP_INSET', 'OVERFLOW_FITS', 'FIRST_LINE',
+    'CLAMP_FIRST_LINE', 'ONE_LINE_BOX', 'ELLIPSIS_START', 'HERO_IMAGE', 'DARK_GRADIENT']) {
     assert.ok(KEPT.includes(`KEPT_${kind}`), `no KEPT_${kind} in hidden.html`);
   }
 });
@@ -115,12 +118,13 @@ test('with no main content, the body fallback also drops hidden text', async () 
   const page = await harness.kl.context.newPage();
   await page.goto(harness.pages.url('hidden.html'));
   // The visible article made short: the body is read instead (its footer too). The readable
-  // look-alikes go too (the next test reads them with the same walk).
+  // look-alikes and the partly shown texts go too (the next test reads them with the same walk).
   await page.evaluate(() => {
     const visible = document.getElementById('visible');
     for (const p of [...visible.querySelectorAll('p')].slice(0, 2)) p.remove();
     visible.querySelector('table').remove();
     document.getElementById('kept').remove();
+    document.getElementById('parts').remove();
   });
   const { text, reader } = await readIn(page);
   assert.equal(reader, 'visible-text');

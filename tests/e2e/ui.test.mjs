@@ -134,7 +134,8 @@ test('links in an answer: the host beside the text, no title, none that carries 
   const pageRun = 'stands on a basalt stack eleven kilometres off the Marrow coast'; // article.html, in [p1]
   const parts = [
     'The lamp burned colza oil [p1]. See [the keepers\' log](https://example.com/keepers "Official and safe") ' +
-      'and <https://example.org/tides>.\n\n',
+      'and <https://example.org/tides>. Not <https://paypal.com@evil.example/login>; ' +
+      '[write](mailto:keeper@example.com?cc=spy@collect.example).\n\n',
     `Also [record](https://collect.example/log?d=${encodeURIComponent(pageRun)}), ` +
       `[ask](https://collect.example/q?text=${encodeURIComponent(question)}) and ` +
       '[forecast](https://collect.example/w?city=Marrow+coast+lighthouse+weather+for+the+coming+week).',
@@ -159,6 +160,11 @@ test('links in an answer: the host beside the text, no title, none that carries 
   assert.equal(await log.getAttribute('href'), 'https://example.com/keepers');
   assert.equal(await answerBox.getByRole('link', { name: 'https://example.org/tides', exact: true }).count(), 1);
   assert.equal(await answerBox.getByRole('link', { name: 'forecast (collect.example)', exact: true }).count(), 1);
+  // A user name before the host, and a hidden copy to someone else, are shown.
+  const lie = 'https://paypal.com@evil.example/login (evil.example)';
+  assert.equal(await answerBox.getByRole('link', { name: lie, exact: true }).count(), 1);
+  const mail = 'write (keeper@example.com, cc: spy@collect.example)';
+  assert.equal(await answerBox.getByRole('link', { name: mail, exact: true }).count(), 1);
   assert.equal(await answerBox.locator('[title]').count(), 0, 'the model\'s title is shown');
   assert.doesNotMatch(await answerBox.innerText(), /Official and safe/);
   // The two links that carry the page's text and the question are text.

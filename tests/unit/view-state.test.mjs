@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  disconnected, initialState, knownText, phaseLabel, receiveEvent, receiveSnapshot, shownAnswer,
+  disconnected, initialState, knownText, phaseLabel, receiveEvent, receiveSnapshot, shownAnswer, sourceUrls,
 } from '../../extension/view-state.js';
 import { EVENTS, TERMINAL_STATUSES } from '../../extension/protocol.gen.js';
 
@@ -299,4 +299,14 @@ test('knownText: the questions, earlier answers without their addresses, the pag
     assert.ok(!known.includes(part), `known text holds ${JSON.stringify(part)}:\n${known}`);
   }
   assert.equal(knownText({}), '');
+});
+
+test('sourceUrls: the page\'s address, the sources\' and every graded search result\'s', () => {
+  const view = {
+    page: { title: 'P', url: 'https://page.example/a' },
+    sources: [{ id: '1', kind: 'web', url: 'https://web.example/b' }, { id: 'p1', kind: 'page', url: 'https://page.example/a' }],
+    steps: [{ index: 0, kind: 'grades', grades: [{ url: 'https://result.example/c' }, { url: '' }] }, { index: 1, kind: 'thought' }],
+  };
+  assert.deepEqual(sourceUrls(view), ['https://page.example/a', 'https://web.example/b', 'https://result.example/c']);
+  assert.deepEqual(sourceUrls({}), []);
 });

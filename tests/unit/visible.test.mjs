@@ -2,7 +2,9 @@
 // context: WCAG contrast and luminance, translucent colours composed over the background, the
 // clipping area an element's style gives (overflow per axis, contain: paint, clip-path
 // inset() with px, % and calc(), clip: rect()), and whether a text's line boxes show enough
-// of themselves inside an area. The e2e tier (tests/e2e/reader.test.mjs) runs it in Chromium.
+// of themselves inside an area, which characters of a text show (a fake layout: lines clamped,
+// clipped, cut at the box's edge; a long text costs O(lines · log n) rect reads), and the
+// colour stops of a gradient background. The e2e tier (tests/e2e/reader.test.mjs) runs it in Chromium.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -13,7 +15,7 @@ const SOURCE = readFileSync(new URL('../../extension/content/visible.js', import
 const context = vm.createContext({});
 vm.runInContext(SOURCE, context);
 const {
-  luminance, contrastRatio, over, lengthOf, insetArea, rectArea, clipOf, showsText,
+  luminance, contrastRatio, over, lengthOf, insetArea, rectArea, clipOf, showsText, shownSpans: spansIn, gradientStops,
 } = context.__klVisibilityMath;
 
 const rgb = (hex) => ({ r: parseInt(hex.slice(1, 3), 16), g: parseInt(hex.slice(3, 5), 16), b: parseInt(hex.slice(5, 7), 16), a: 1 });
@@ -113,4 +115,76 @@ test('text shows when one line box has a part 6 px high and 6 px wide (or whole)
   assert.equal(showsText([line(10, 0, 14, 20)], AREA, 6), true);
   // No line boxes: nothing is drawn.
   assert.equal(showsText([], AREA, 6), false);
+});
+
+// A fake layout of `text`: `perLine` characters a line, each 8 px wide and 20 px high, lines
+// 20 px apart from (0, 0); `rectsOf` counts its reads in `reads`.
+const layout = (text, perLine) => {
+  const box = (i) => ({ line: Math.floor(i / perLine), x: (i % perLine) * 8 });
+  const measured = {
+    reads: 0,
+    rectsOf: (a, b) => {
+      measured.reads += 1;
+      const rects = [];
+      for (let i = a; i < b;) {
+        const { line, x } = box(i);
+        const end = Math.min(b, (line + 1) * perLine);
+        rects.push({ left: x, top: line * 20, right: x + (end - i) * 8, bottom: line * 20 + 20 });
+        i = end;
+      }
+      return rects;
+    },
+  };
+  return measured;
+};
+// The spans as this realm's arrays (the script ran in another context).
+const shownSpans = (...args) => JSON.parse(JSON.stringify(spansIn(...args)));
+const pieces = (text, spans) => spans.map(([a, b]) => text.slice(a, b));
+
+test('only the characters whose boxes show are kept: clamped lines, a clipped box, past the edge', () => {
+  const text = 'first line.next lines.third line!'; // 11 characters a line
+  const whole = layout(text, 11);
+  assert.deepEqual(shownSpans(text, whole.rectsOf, { left: 0, top: 0, right: 400, bottom: 100 }, 6), [[0, 33]]);
+  assert.equal(whole.reads, 1, 'a text that shows whole costs one read');
+  const none = layout(text, 11);
+  assert.deepEqual(shownSpans(text, none.rectsOf, { left: 0, top: 200, right: 400, bottom: 300 }, 6), []);
+  assert.equal(none.reads, 1, 'a text that shows nothing costs one read');
+  // A box one line high (its last 2 px cut off: still shown); a box two lines high.
+  assert.deepEqual(pieces(text, shownSpans(text, layout(text, 11).rectsOf, { left: 0, top: 0, right: 400, bottom: 18 }, 6)), ['first line.']);
+  assert.deepEqual(pieces(text, shownSpans(text, layout(text, 11).rectsOf, { left: 0, top: 0, right: 400, bottom: 40 }, 6)), ['first line.next lines.']);
+  // Scrolled: only the last line shows.
+  assert.deepEqual(pieces(text, shownSpans(text, layout(text, 11).rectsOf, { left: 0, top: 40, right: 400, bottom: 60 }, 6)), ['third line!']);
+  // One line cut at the box's right edge (nowrap, ellipsis): a character shows when 6 px of it do.
+  const row = 'visible start, hidden end';
+  assert.deepEqual(pieces(row, shownSpans(row, layout(row, 100).rectsOf, { left: 0, top: 0, right: 15 * 8 + 6, bottom: 20 }, 6)), ['visible start, h']);
+  assert.deepEqual(pieces(row, shownSpans(row, layout(row, 100).rectsOf, { left: 0, top: 0, right: 15 * 8 + 5, bottom: 20 }, 6)), ['visible start, ']);
+  // White space alone is nothing.
+  assert.deepEqual(shownSpans('   ', layout('   ', 11).rectsOf, { left: 0, top: 0, right: 400, bottom: 100 }, 6), []);
+});
+
+test('a long text cut after its first line costs O(lines · log n) reads, not one per character', () => {
+  const text = 'word '.repeat(4000); // 20,000 characters, 200 lines of 100
+  const measured = layout(text, 100);
+  const spans = shownSpans(text, measured.rectsOf, { left: 0, top: 0, right: 800, bottom: 20 }, 6);
+  assert.deepEqual(spans[0], [0, 100]);
+  assert.ok(spans.every(([a, b]) => a < 100 || !/\S/.test(text.slice(a, b))), 'only white space past the first line');
+  assert.ok(measured.reads <= 2 * Math.ceil(Math.log2(text.length)) + 2, `${measured.reads} reads`);
+  // Every other line hidden (a pathological clip): still far fewer reads than characters.
+  const striped = layout(text, 100);
+  const aside = (r) => ({ ...r, left: r.left - 10000, right: r.right - 10000 });
+  const stripe = { rectsOf: (a, b) => striped.rectsOf(a, b).map((r) => ((r.top / 20) % 2 ? aside(r) : r)) };
+  const kept = shownSpans(text, stripe.rectsOf, { left: 0, top: 0, right: 800, bottom: 4000 }, 6);
+  assert.equal(kept.filter(([a, b]) => /\S/.test(text.slice(a, b))).length, 100);
+  assert.ok(striped.reads < 200 * 2 * Math.log2(text.length), `${striped.reads} reads`);
+});
+
+test('a gradient background gives its colour stops; an image makes the background unknown', () => {
+  assert.deepEqual([...gradientStops('linear-gradient(rgb(255, 255, 255), rgb(255, 255, 255))')], ['rgb(255, 255, 255)', 'rgb(255, 255, 255)']);
+  assert.deepEqual(
+    [...gradientStops('radial-gradient(rgba(0, 0, 0, 0) 10%, oklch(0.5 0.1 30)), conic-gradient(from 90deg, color(srgb 1 0 0), rgb(0, 0, 255))')],
+    ['rgba(0, 0, 0, 0)', 'oklch(0.5 0.1 30)', 'color(srgb 1 0 0)', 'rgb(0, 0, 255)'],
+  );
+  assert.equal(gradientStops('url("hero.jpg")'), null);
+  assert.equal(gradientStops('url("a.png"), linear-gradient(rgb(0, 0, 0), rgb(0, 0, 0))'), null);
+  assert.equal(gradientStops('image-set("a.png" 1x)'), null);
 });
