@@ -63,6 +63,11 @@ pub trait StateStore {
     fn remove(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
     /// Lists the keys that start with `prefix`.
     fn keys<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<String>, StoreError>>;
+    /// The area's size limit in bytes (keys and values, as `set` counts them), when known:
+    /// making room uses it to tell whether removing other records could make a write fit.
+    fn quota(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Why a store operation failed.

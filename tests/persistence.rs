@@ -362,17 +362,22 @@ fn quota_exceeded_drops_old_finished_sessions_then_retries() {
     assert!(sink.names().contains(&"notice"));
 }
 
-#[test]
-fn an_oversized_record_never_removes_history_or_other_sessions() {
-    let store = MemoryStore::new();
-    // History (an archived conversation) and another tab's finished session.
-    let mut other = SessionState::new("tab:9", 10);
-    let page = PageInfo {
-        title: "Other".into(),
-        url: "https://example.com/other".into(),
-        text: "z".repeat(600_000),
+/// A page of `chars` characters of `fill` at `url`.
+fn page_of(url: &str, fill: &str, chars: usize) -> PageInfo {
+    PageInfo {
+        title: "Page".into(),
+        url: url.into(),
+        text: fill.repeat(chars),
         ..Default::default()
-    };
+    }
+}
+
+/// A store holding History (an archived conversation) and another tab's finished session
+/// with a 600 KB page.
+fn with_history_and_another_tab() -> MemoryStore {
+    let store = MemoryStore::new();
+    let mut other = SessionState::new("tab:9", 10);
+    let page = page_of("https://example.com/other", "z", 600_000);
     other.begin_run("earlier", Some(page), RunConfig::default(), 10);
     other.answer = "An earlier answer.".into();
     other.status = RunStatus::Completed;
@@ -381,40 +386,56 @@ fn an_oversized_record_never_removes_history_or_other_sessions() {
         .expect("archive")
         .expect("a conversation");
     futures::executor::block_on(state::save(&store, &mut other)).expect("save");
+    store
+}
+
+/// Saving `state` fails for want of room, and nothing else in `store` was removed for it.
+fn refused_without_removing_anything(store: &MemoryStore, state: &mut SessionState) {
     let before = store.data.borrow().clone();
+    let saved = futures::executor::block_on(state::save_making_room(store, state));
+    assert!(
+        matches!(saved, Err(StoreError::QuotaExceeded(_))),
+        "{saved:?}"
+    );
+    assert!(
+        *store.data.borrow() == before,
+        "History or another session was removed"
+    );
+}
+
+#[test]
+fn an_oversized_record_never_removes_history_or_other_sessions() {
+    let store = with_history_and_another_tab();
     store
         .quota_bytes
         .set(Some(store.used_bytes() + 1024 * 1024));
     // A page whose text alone is more than the largest write that may make room.
     let mut huge = SessionState::new("tab:1", 100);
-    let text = "日本語のページ。".repeat(200_000); // 1.6 M characters, 4.8 MB
-    huge.begin_run(
-        "What does it say?",
-        Some(PageInfo {
-            title: "Huge".into(),
-            url: "https://example.com/huge".into(),
-            text,
-            ..Default::default()
-        }),
-        RunConfig::default(),
-        100,
-    );
-    let saved = futures::executor::block_on(state::save_making_room(&store, &mut huge));
-    assert!(
-        matches!(saved, Err(StoreError::QuotaExceeded(_))),
-        "{saved:?}"
-    );
-    assert_eq!(
-        *store.data.borrow(),
-        before,
-        "History or another session was removed"
-    );
+    let page = page_of("https://example.com/huge", "日本語のページ。", 200_000); // 4.8 MB
+    huge.begin_run("What does it say?", Some(page), RunConfig::default(), 100);
+    refused_without_removing_anything(&store, &mut huge);
     // A write of ordinary size that fits once the other session is gone still makes room.
     let mut small = fresh_state(2);
     small.page.as_mut().expect("page").text = "z".repeat(1_300_000);
     let made = futures::executor::block_on(state::save_making_room(&store, &mut small));
     assert_eq!(made, Ok(true));
     assert!(!store.data.borrow().contains_key("session:tab:9"));
+}
+
+#[test]
+fn nothing_is_removed_for_a_write_that_could_not_fit_anyway() {
+    let store = with_history_and_another_tab();
+    // This tab's last run read a 1 MB page; its records stay until the next run is saved.
+    let mut mine = SessionState::new("tab:1", 20);
+    let first = page_of("https://example.com/b", "z", 1_000_000);
+    mine.begin_run("first", Some(first), RunConfig::default(), 20);
+    futures::executor::block_on(state::save(&store, &mut mine)).expect("save");
+    store.quota_bytes.set(Some(store.used_bytes() + 200_000));
+    // A new run on a 1.2 MB page: with this tab's 1 MB still there, it cannot fit even if
+    // everything else went (1.2 + 1.0 MB against a quota of about 1.8 MB).
+    let second = page_of("https://example.com/c", "z", 1_200_000);
+    mine.begin_run("second", Some(second), RunConfig::default(), 30);
+    refused_without_removing_anything(&store, &mut mine);
 }
 
 #[test]

@@ -303,10 +303,54 @@ pub fn write_bytes(items: &[(String, String)]) -> usize {
     items.iter().map(|(k, v)| k.len() + v.len()).sum()
 }
 
-/// Removes the oldest archived conversation or finished session for a write of `bytes`
-/// that did not fit: never for a write over [`MAX_EVICTING_WRITE_BYTES`].
-async fn make_room_for(store: &dyn StateStore, keep: &str, bytes: usize) -> bool {
-    bytes <= MAX_EVICTING_WRITE_BYTES && make_room(store, keep).await
+/// What a write that did not fit was: its keys and its bytes ([`write_bytes`]).
+pub(crate) struct Write {
+    keys: Vec<String>,
+    bytes: usize,
+}
+
+impl Write {
+    pub(crate) fn of(items: &[(String, String)]) -> Self {
+        Self {
+            keys: items.iter().map(|(k, _)| k.clone()).collect(),
+            bytes: write_bytes(items),
+        }
+    }
+}
+
+/// Removes the oldest archived conversation or finished session for a write of `keep`'s
+/// that did not fit: never for a write over [`MAX_EVICTING_WRITE_BYTES`], nor when removing
+/// everything else could not make it fit ([`eviction_may_fit`]).
+async fn make_room_for(store: &dyn StateStore, keep: &str, write: &Write) -> bool {
+    eviction_may_fit(store, keep, write).await && make_room(store, keep).await
+}
+
+/// Whether `write` may fit once everything but `keep`'s own records is removed: at most
+/// [`MAX_EVICTING_WRITE_BYTES`], and its bytes with `keep`'s records it does not replace
+/// within the store's quota (when the quota and the records can be read).
+pub(crate) async fn eviction_may_fit(store: &dyn StateStore, keep: &str, write: &Write) -> bool {
+    if write.bytes > MAX_EVICTING_WRITE_BYTES {
+        return false;
+    }
+    let Some(quota) = store.quota() else {
+        return true;
+    };
+    let Ok(own) = session_keys(store, keep).await else {
+        return true;
+    };
+    let others: Vec<String> = own
+        .into_iter()
+        .filter(|k| !write.keys.contains(k))
+        .collect();
+    let Ok(values) = store.get_many(others.clone()).await else {
+        return true;
+    };
+    let kept: usize = others
+        .iter()
+        .zip(values)
+        .map(|(k, v)| v.map_or(0, |v| k.len() + v.len()))
+        .sum();
+    (write.bytes + kept) as u64 <= quota
 }
 
 /// [`save_making_room`] for a state shared with the run registry: it is borrowed only in
@@ -319,7 +363,7 @@ pub async fn save_shared_making_room(
     let mut rounds = 0;
     loop {
         let plan = plan_save(&mut state.borrow_mut());
-        let bytes = write_bytes(&plan.items);
+        let write = Write::of(&plan.items);
         match store.set(plan.items).await {
             Ok(()) => {
                 state.borrow_mut().saved = plan.saved;
@@ -329,7 +373,7 @@ pub async fn save_shared_making_room(
             Err(StoreError::QuotaExceeded(message)) if rounds < 16 => {
                 rounds += 1;
                 let session = state.borrow().session.clone();
-                let freed = make_room_for(store, &session, bytes).await;
+                let freed = make_room_for(store, &session, &write).await;
                 if !freed && !compact_trajectory(&mut state.borrow_mut()) {
                     return Err(StoreError::QuotaExceeded(message));
                 }

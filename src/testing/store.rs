@@ -58,6 +58,9 @@ impl MemoryStore {
 }
 
 impl StateStore for MemoryStore {
+    fn quota(&self) -> Option<u64> {
+        self.quota_bytes.get()
+    }
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
         future::ready(Ok(self.data.borrow().get(key).cloned())).boxed_local()
     }
@@ -122,6 +125,9 @@ impl StateStore for MemoryStore {
 pub struct YieldingStore(pub Rc<MemoryStore>);
 
 impl StateStore for YieldingStore {
+    fn quota(&self) -> Option<u64> {
+        self.0.quota()
+    }
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
         async move {
             yield_now().await;

@@ -67,6 +67,15 @@ fn store_error(err: JsError) -> StoreError {
 }
 
 impl StateStore for ChromeStore {
+    /// `QUOTA_BYTES` of the area (10 MiB for `session` and `local`).
+    fn quota(&self) -> Option<u64> {
+        let area = self.area().ok()?;
+        let quota = js_sys::Reflect::get(&area, &"QUOTA_BYTES".into())
+            .ok()?
+            .as_f64()?;
+        (quota.is_finite() && quota > 0.0).then_some(quota as u64)
+    }
+
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>, StoreError>> {
         async move {
             let area = self.area()?;

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::{
-    check_version, drop_oldest_finished, log_store_error, StateError, MAX_EVICTING_WRITE_BYTES,
+    check_version, drop_oldest_finished, eviction_may_fit, log_store_error, StateError, Write,
 };
 use crate::ports::{StateStore, StoreError};
 use crate::state::{SessionState, SCHEMA_VERSION};
@@ -128,13 +128,14 @@ pub async fn archive_conversation(
     loop {
         match store.set(vec![(summary.id.clone(), text.clone())]).await {
             Ok(()) => return Ok(Some(summary)),
-            // An oversized record (over MAX_EVICTING_WRITE_BYTES) removes nothing for itself.
-            Err(StoreError::QuotaExceeded(message))
-                if rounds < 16 && summary.id.len() + text.len() <= MAX_EVICTING_WRITE_BYTES =>
-            {
+            // An oversized record, or one that removing the rest could not make fit, removes
+            // nothing for itself.
+            Err(StoreError::QuotaExceeded(message)) if rounds < 16 => {
                 rounds += 1;
-                let freed = drop_oldest_archived(store).await?
-                    || drop_oldest_finished(store, &session).await?;
+                let write = Write::of(&[(summary.id.clone(), text.clone())]);
+                let freed = eviction_may_fit(store, &session, &write).await
+                    && (drop_oldest_archived(store).await?
+                        || drop_oldest_finished(store, &session).await?);
                 if !freed {
                     return Err(StoreError::QuotaExceeded(message));
                 }
