@@ -1,5 +1,5 @@
 // Generated from the Rust crate by `knowledgelens::protocol::gen::protocol_js()`: do not
-// edit. Regenerate with `KL_BLESS=1 cargo test --test protocol_gen`.
+// edit. Regenerate with `KL_BLESS=1 cargo test --test native protocol_gen::`.
 
 /** The name of the Port between the extension's pages and the worker. */
 export const PORT_NAME = "knowledgelens";

@@ -5,7 +5,7 @@
 #
 #   native      cargo fmt --check, clippy (host, all targets; wasm32 lib) with -D warnings, cargo test,
 #               and node --test on tests/unit/ (the extension's pure JS modules)
-#   wasm        the tests/wasm_*.rs files under wasm-bindgen-test-runner, three times: in Node, in
+#   wasm        tests/wasm_bindings/ (and any tests/wasm_*.rs) under wasm-bindgen-test-runner, three times: in Node, in
 #               a headless Chromium page and in a Chromium service worker
 #   e2e         pkg-scripts/build.sh (and build.sh --test target/test-extension, for the
 #               screenshot tests, and build.sh --bench target/bench-extension, for the crash
@@ -193,7 +193,7 @@ tier_wasm() {
     wasm_test_args+=(--test "$name")
   done
   if [ ${#wasm_test_args[@]} -eq 0 ]; then
-    fail_step "wasm tests" "no tests/wasm_*.rs files"
+    fail_step "wasm tests" "no tests/wasm_*.rs or tests/wasm_*/main.rs"
     return 0
   fi
   kl_log "wasm test targets: ${wasm_test_args[*]}"

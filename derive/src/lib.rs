@@ -26,7 +26,7 @@ pub fn derive_from_json(input: proc_macro::TokenStream) -> proc_macro::TokenStre
 }
 
 /// Derives `knowledgelens::types::json::ToJson`: writes the value as the derived
-/// `serde::Serialize` beside it would through `serde_json::to_string` (`tests/json.rs`
+/// `serde::Serialize` beside it would through `serde_json::to_string` (`tests/native/json.rs`
 /// compares the two on the crate's own types).
 #[proc_macro_derive(ToJson, attributes(serde))]
 pub fn derive_to_json(input: proc_macro::TokenStream) -> proc_macro::TokenStream {

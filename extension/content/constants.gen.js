@@ -1,5 +1,5 @@
 // Generated from the Rust crate by `knowledgelens::protocol::gen::content_js()`: do not
-// edit. Regenerate with `KL_BLESS=1 cargo test --test protocol_gen`.
+// edit. Regenerate with `KL_BLESS=1 cargo test --test native protocol_gen::`.
 // The constants content scripts share with Rust (they are classic scripts and cannot
 // import protocol.gen.js): injected first by the worker, read as `globalThis.__klContent`.
 globalThis.__klContent = Object.freeze({

@@ -1,7 +1,7 @@
 //! The constants the extension's JS shares with Rust, written as an ES module
 //! (`extension/protocol.gen.js`) by [`protocol_js`], and the few that content scripts need
 //! (classic scripts, which cannot import a module) as `extension/content/constants.gen.js`
-//! by [`content_js`]: one value on both sides. `tests/protocol_gen.rs` fails when either
+//! by [`content_js`]: one value on both sides. `tests/native/protocol_gen.rs` fails when either
 //! committed file is stale (`KL_BLESS=1` rewrites them).
 
 use std::fmt::Write as _;
@@ -50,7 +50,7 @@ pub fn content_js() -> String {
     let text = serde_json::to_string_pretty(&constants).unwrap_or_default();
     format!(
         "// Generated from the Rust crate by `knowledgelens::protocol::gen::content_js()`: do not\n\
-         // edit. Regenerate with `KL_BLESS=1 cargo test --test protocol_gen`.\n\
+         // edit. Regenerate with `KL_BLESS=1 cargo test --test native protocol_gen::`.\n\
          // The constants content scripts share with Rust (they are classic scripts and cannot\n\
          // import protocol.gen.js): injected first by the worker, read as `globalThis.__klContent`.\n\
          globalThis.__klContent = Object.freeze({text});\n"
@@ -296,7 +296,7 @@ pub fn protocol_js() -> String {
     ];
     let mut out = String::from(
         "// Generated from the Rust crate by `knowledgelens::protocol::gen::protocol_js()`: do not\n\
-         // edit. Regenerate with `KL_BLESS=1 cargo test --test protocol_gen`.\n",
+         // edit. Regenerate with `KL_BLESS=1 cargo test --test native protocol_gen::`.\n",
     );
     for (doc, name, value) in constants {
         let text = serde_json::to_string_pretty(&value).unwrap_or_default();

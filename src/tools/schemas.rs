@@ -1,7 +1,7 @@
 //! The built-in tools' argument schemas, shipped as JSON text (`schemas.gen.json`) rather
 //! than derived at run time: `schemars` and the schema code derived for every argument type
 //! then stay out of the wasm. The text is what `schemars` derives from the argument types
-//! ([`derived`]); `tests/tool_schemas.rs` fails when it is stale (`KL_BLESS=1` rewrites it),
+//! ([`derived`]); `tests/native/tool_schemas.rs` fails when it is stale (`KL_BLESS=1` rewrites it),
 //! so the schema and the argument validation (decoding into the same types) still cannot
 //! disagree. Other tools (tests, benchmarks) derive theirs when asked.
 
@@ -21,7 +21,7 @@ pub const PATH: &str = "src/tools/schemas.gen.json";
 const GENERATED: &str = include_str!("schemas.gen.json");
 
 /// The generated schema of built-in tool `name` (`Value::Null` for a name it does not
-/// have, which `tests/tool_schemas.rs` rules out for every built-in tool).
+/// have, which `tests/native/tool_schemas.rs` rules out for every built-in tool).
 pub fn builtin(name: &str) -> Value {
     static PARSED: OnceLock<Map<String, Value>> = OnceLock::new();
     PARSED

@@ -1,5 +1,5 @@
 //! The typed event stream a run emits to the UI. Event names are API (the popup and tests
-//! match them): `tests/event_names.rs` freezes them.
+//! match them): `tests/native/event_names.rs` freezes them.
 
 use serde::Serialize;
 
@@ -246,7 +246,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event's wire name, in the order of the variants (for the generated protocol
-    /// file; `tests/event_names.rs` checks it against [`EventKind::name`]).
+    /// file; `tests/native/event_names.rs` checks it against [`EventKind::name`]).
     pub const NAMES: [&'static str; 24] = [
         "run_started",
         "step_started",

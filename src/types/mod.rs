@@ -1,6 +1,6 @@
 //! The bottom layer: plain data shared by every other module (chat requests and replies,
 //! tool calls, usage, the page, errors, run events). It depends on nothing else in the
-//! crate, and the ports are written in its terms. `tests/layers.rs` holds the layer table.
+//! crate, and the ports are written in its terms. `tests/native/layers.rs` holds the layer table.
 
 pub mod case;
 pub mod chat;

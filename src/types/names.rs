@@ -3,7 +3,7 @@
 //! from that list. Decoding goes through one shared visitor instead of serde's derived enum
 //! decoder per type, which cost about 1.3 KB of wasm each; the errors are serde's own
 //! ("unknown variant `x`, expected one of ..."). The enums keep serde's derived `Serialize`,
-//! and `tests/names.rs` checks that it writes each variant's name.
+//! and `tests/native/names.rs` checks that it writes each variant's name.
 
 use serde::de::{self, Deserializer, Visitor};
 

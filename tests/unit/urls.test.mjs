@@ -1,7 +1,7 @@
 // The options page's address checks (extension/ui/urls.js). The loopback and clear-text key
 // cases are those of the backend's own (src/url.rs), so the page never asks for a host
 // permission or lists models where the backend would refuse to send the key: the table of
-// tricky addresses is the one tests/keys.rs and tests/wasm_urls.rs read.
+// tricky addresses is the one tests/native/keys.rs and tests/wasm_bindings/urls.rs read.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

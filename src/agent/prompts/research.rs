@@ -122,7 +122,7 @@ pub fn opening(
 }
 
 /// The decompose stage's output schema (a constant parsed when used: `json!` would add
-/// ~6 KB of code to the wasm; `tests/research.rs` checks it parses and bounds the list).
+/// ~6 KB of code to the wasm; `tests/native/research.rs` checks it parses and bounds the list).
 const SUBTOPICS_SCHEMA: &str = r#"{"type": "object", "properties": {"subtopics": {"type": "array", "items": {"type": "string", "maxLength": 160}, "maxItems": 6}}, "required": ["subtopics"], "additionalProperties": false}"#;
 
 /// The review stage's output schema.

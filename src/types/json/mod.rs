@@ -17,7 +17,7 @@
 //! `skip`, `skip_serializing_if`, `flatten`, `deny_unknown_fields`, aliases and the enum
 //! representations (external, internal and adjacent tags, untagged) mean what they mean to
 //! serde. `FromJson` also writes a `serde::Deserialize` that goes through [`Value`], so
-//! these types still decode anywhere serde is used. `tests/json.rs` decodes and writes
+//! these types still decode anywhere serde is used. `tests/native/json.rs` decodes and writes
 //! arbitrary JSON with both serde's derives and these for the same declarations, and
 //! writes the crate's own values both ways, and requires the same outcome.
 //!

@@ -10,7 +10,7 @@ use super::value::write_value;
 use crate::types::VecMap;
 
 /// A value that writes itself as JSON text, exactly as its derived `serde::Serialize` does
-/// through `serde_json::to_string` (`tests/json.rs` checks that on the crate's types).
+/// through `serde_json::to_string` (`tests/native/json.rs` checks that on the crate's types).
 pub trait ToJson {
     /// Appends the value's JSON to `out`.
     fn write_json(&self, out: &mut String);

@@ -1,5 +1,5 @@
 //! Writing a [`Value`] as text, compact or pretty, byte for byte as serde_json does
-//! (`tests/json.rs` checks both on arbitrary values). Our own walker rather than serde_json's
+//! (`tests/native/json.rs` checks both on arbitrary values). Our own walker rather than serde_json's
 //! `Display` and `to_string_pretty`: those serialize through serde, a serializer compiled per
 //! output format that the module needed for nothing else.
 

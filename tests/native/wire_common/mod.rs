@@ -1,6 +1,6 @@
 //! Shared by the vendor wire tests: a scripted HTTP peer, a body cut into chunks, the
 //! representative request every vendor builds, and fixture loading.
-#![allow(dead_code)] // Each test crate uses its own subset.
+#![allow(dead_code)] // Not every helper is used by the tests of this binary.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

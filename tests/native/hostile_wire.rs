@@ -5,10 +5,9 @@
 //! deadline. Each ends with a clear error of a kind that decides its retry, never a panic.
 //! Streaming format: <https://platform.openai.com/docs/api-reference/chat-streaming>.
 
-mod wire_common;
-
 use std::rc::Rc;
 
+use crate::wire_common::*;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use knowledgelens::llm::bounds::{self, WithDeadline};
@@ -21,7 +20,6 @@ use knowledgelens::ports::LlmClient;
 use knowledgelens::ports::{Clock, HttpBody, HttpClient, HttpError, HttpRequest, HttpResponse};
 use knowledgelens::testing::{poll_times, ManualClock};
 use serde_json::json;
-use wire_common::*;
 
 const SSE: &str = "text/event-stream";
 const BASE: &str = "http://127.0.0.1:9/v1";

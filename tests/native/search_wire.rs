@@ -4,10 +4,9 @@
 //! missing fields, the deadline, and property tests that no body makes a parser panic and
 //! that any query survives the URL encoding.
 
-mod wire_common;
-
 use std::rc::Rc;
 
+use crate::wire_common::{fixture, header, ScriptedHttp};
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
 use knowledgelens::ports::{
@@ -20,7 +19,6 @@ use knowledgelens::testing::ManualClock;
 use knowledgelens::types::{SearchError, SearchErrorKind, SearchResult};
 use proptest::prelude::*;
 use serde_json::Value;
-use wire_common::{fixture, header, ScriptedHttp};
 
 const JSON: &str = "application/json";
 

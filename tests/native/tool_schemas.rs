@@ -1,7 +1,7 @@
 //! The built-in tools' argument schemas ship as JSON text (`src/tools/schemas.gen.json`, so
 //! `schemars` stays out of the wasm); this checks the text is exactly what `schemars` derives
 //! from the argument types now, and that every built-in tool's definition carries it. To
-//! rewrite the file after changing an argument type: `KL_BLESS=1 cargo test --test tool_schemas`.
+//! rewrite the file after changing an argument type: `KL_BLESS=1 cargo test --test native tool_schemas::`.
 
 use knowledgelens::tools::schemas::{self, derived, render};
 use knowledgelens::tools::{with_reasoning, ToolBox};
@@ -19,7 +19,7 @@ fn the_shipped_schemas_are_what_schemars_derives() {
     let have = std::fs::read_to_string(path()).expect("src/tools/schemas.gen.json exists");
     assert_eq!(
         have, want,
-        "src/tools/schemas.gen.json is stale: KL_BLESS=1 cargo test --test tool_schemas"
+        "src/tools/schemas.gen.json is stale: KL_BLESS=1 cargo test --test native tool_schemas::"
     );
 }
 

@@ -8,7 +8,7 @@
 //! The Reason requests carry the tools the engine offers in each state (the page tool only
 //! with page text, `request_input` always), re-recorded when tools became offered per tool.
 //!
-//! To re-record after an intended prompt change: `KL_BLESS_PROMPTS=1 cargo test --test prompts`,
+//! To re-record after an intended prompt change: `KL_BLESS_PROMPTS=1 cargo test --test native prompts::`,
 //! and show the fixture's diff in the commit message.
 
 use knowledgelens::agent::config::RunConfig;

@@ -3,10 +3,9 @@
 //! requests built, replies and NDJSON streams parsed (cut into arbitrary chunks), errors
 //! mapped to kinds with the doctor's wording, the model list and the `format` fallback.
 
-mod wire_common;
-
 use std::rc::Rc;
 
+use crate::wire_common::*;
 use knowledgelens::llm::doctor::{diagnose, DoctorContext, Problem};
 use knowledgelens::llm::ollama::{self, OllamaWire};
 use knowledgelens::llm::wire::WireFormat;
@@ -15,7 +14,6 @@ use knowledgelens::llm::{
 };
 use proptest::prelude::*;
 use serde_json::json;
-use wire_common::*;
 
 const NDJSON: &str = "application/x-ndjson";
 const JSON: &str = "application/json; charset=utf-8";

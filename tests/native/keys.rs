@@ -479,7 +479,8 @@ struct UrlRow {
 }
 
 fn url_rows() -> Vec<UrlRow> {
-    let table: Value = serde_json::from_str(include_str!("fixtures/urls.json")).expect("urls.json");
+    let table: Value =
+        serde_json::from_str(include_str!("../fixtures/urls.json")).expect("urls.json");
     let rows = table["rows"].as_array().expect("rows");
     rows.iter()
         .map(|row| UrlRow {

@@ -166,7 +166,9 @@ fn every_module_uses_only_the_layers_below_it() {
         let (_, allowed) = LAYERS
             .iter()
             .find(|(name, _)| *name == top)
-            .unwrap_or_else(|| panic!("src/{top} is not in the layer table of tests/layers.rs"));
+            .unwrap_or_else(|| {
+                panic!("src/{top} is not in the layer table of tests/native/layers.rs")
+            });
         seen.insert(top.clone());
         let code = non_test_code(&fs::read_to_string(file).expect("read"));
         for used in used_modules(&code) {

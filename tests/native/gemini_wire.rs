@@ -6,10 +6,9 @@
 //! carried round, blocked prompts, errors mapped to kinds with the doctor's wording, the
 //! model list and the constrained-output fallback.
 
-mod wire_common;
-
 use std::rc::Rc;
 
+use crate::wire_common::*;
 use knowledgelens::llm::doctor::{diagnose, DoctorContext, Problem};
 use knowledgelens::llm::gemini::{self, GeminiWire};
 use knowledgelens::llm::wire::{HttpLlm, WireFormat};
@@ -18,7 +17,6 @@ use knowledgelens::llm::{
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use wire_common::*;
 
 const SSE: &str = "text/event-stream";
 const JSON: &str = "application/json; charset=UTF-8";

@@ -24,7 +24,7 @@ fn in_chromium() -> bool {
 #[wasm_bindgen_test]
 fn tricky_addresses_read_as_the_table_says() {
     let table: serde_json::Value =
-        serde_json::from_str(include_str!("fixtures/urls.json")).expect("urls.json");
+        serde_json::from_str(include_str!("../fixtures/urls.json")).expect("urls.json");
     let rows = table["rows"].as_array().expect("rows");
     assert!(rows.len() >= 30, "the table lost its rows");
     set_parser(parse);

@@ -21,7 +21,7 @@ fn check_generated(relative: &str, generated: &str) {
     assert!(
         committed == generated,
         "{relative} is stale (or missing): it differs from what the crate generates. Rewrite \
-         it with `KL_BLESS=1 cargo test --test protocol_gen` and commit it."
+         it with `KL_BLESS=1 cargo test --test native protocol_gen::` and commit it."
     );
 }
 

@@ -10,10 +10,9 @@
 //!   <https://ai.google.dev/api/generate-content#UsageMetadata>;
 //! - Ollama reports no cached count.
 
-mod wire_common;
-
 use std::rc::Rc;
 
+use crate::wire_common::*;
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::phase::{Phase, Phases};
 use knowledgelens::agent::{cache, Engine, StopSignal};
@@ -26,7 +25,6 @@ use knowledgelens::state::{PageInfo, SessionState};
 use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
 use knowledgelens::tools::ToolBox;
 use serde_json::Value;
-use wire_common::*;
 
 const SSE: &str = "text/event-stream";
 const JSON: &str = "application/json";

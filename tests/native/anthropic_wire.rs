@@ -5,10 +5,9 @@
 //! blocks, the browser header), replies and event streams parsed (cut into arbitrary
 //! chunks), errors mapped to kinds with the doctor's wording, and the model list.
 
-mod wire_common;
-
 use std::rc::Rc;
 
+use crate::wire_common::*;
 use knowledgelens::llm::anthropic::{self, AnthropicWire};
 use knowledgelens::llm::doctor::{diagnose, DoctorContext, Problem};
 use knowledgelens::llm::wire::{HttpLlm, WireFormat};
@@ -17,7 +16,6 @@ use knowledgelens::llm::{
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use wire_common::*;
 
 const SSE: &str = "text/event-stream; charset=utf-8";
 const JSON: &str = "application/json";

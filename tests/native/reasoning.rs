@@ -106,7 +106,7 @@ fn run(rounds: &[Round]) -> (SessionState, ScriptedLlm) {
         max_steps: rounds.len() as u32 + 1,
         token_budget: 10_000_000,
         // No reflection calls between the rounds (some calls fail): thoughts are the
-        // subject here; tests/reflexion.rs covers reflections.
+        // subject here; tests/native/reflexion.rs covers reflections.
         max_retries: 0,
         ..RunConfig::default()
     };
