@@ -25,9 +25,6 @@ import init, { Backend, __wbg_reset_state } from './wasm/knowledgelens.js';
 
 performance.mark('kl:script');
 
-/** Lets tests tell two boots of the worker apart. Not used by the product. */
-globalThis.__klBootId = crypto.randomUUID();
-
 /** @type {Set<chrome.runtime.Port>} */
 const ports = new Set();
 
@@ -234,7 +231,6 @@ async function notificationClicked(notificationId) {
   const backend = await ready;
   return backend.notification_clicked(notificationId);
 }
-globalThis.klNotificationClicked = notificationClicked;
 
 chrome.notifications.onClicked.addListener((notificationId) => {
   notificationClicked(notificationId).catch((err) =>
@@ -312,7 +308,6 @@ async function explainFromTab(tabId, source) {
   }
   return { ok: true };
 }
-globalThis.klExplainFromTab = explainFromTab;
 
 function explainClicked(tab, source) {
   if (!tab || typeof tab.id !== 'number' || tab.id < 0) {

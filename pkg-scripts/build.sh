@@ -8,14 +8,17 @@
 # wasm-bindgen, wasm-opt) are skipped when src/, Cargo.toml, Cargo.lock and .cargo/config.toml
 # are unchanged since the last build (a hash in target/knowledgelens-wasm.stamp); --force runs
 # them anyway.
-# extension/ is copied again on every run.
+# extension/ is copied again on every run. The same build with the test hooks
+# (pkg-scripts/lib/test-hooks.js appended to background.js: entry points tests call in the
+# worker, which the shipped build does not have) goes to target/e2e-extension/, never zipped:
+# the end-to-end tests, run.sh and the real-model tier load it.
 # --bench DIR builds the benchmark variant into DIR instead (no zip; never ship it): the wasm
 # with `--features bench`, and a background.js that also puts the wasm module's exports on
 # globalThis.__klBench, the started Backend on globalThis.__klBackend, and performance.now()
 # at the moment the backend was ready (ms since the worker started) on globalThis.__klReadyMs
-# (with the number of runs it resumed on globalThis.__klRunsAtReady).
+# (with the number of runs it resumed on globalThis.__klRunsAtReady), and the test hooks.
 # --test DIR builds the test-only variant into DIR (no zip; never ship it): the shipped wasm
-# and extension/, with "<all_urls>" added to the manifest's host_permissions, because an
+# and extension/ with the test hooks, and "<all_urls>" added to the manifest's host_permissions, because an
 # end-to-end test cannot click the toolbar icon that grants activeTab (screenshots).
 # --names DIR also writes the shipped wasm with its name section kept to DIR/named.wasm (the
 # same cargo output and wasm-opt flags, but --debuginfo instead of --strip-debug), for the
@@ -214,12 +217,20 @@ assemble_dist() {
   mv "$zip_tmp" dist/knowledgelens.zip
 }
 
-# The benchmark variant: extension/ plus the bench wasm and bench hooks, in $bench_dir.
+# A copy of extension/ with the wasm in $1, and the test hooks (pkg-scripts/lib/test-hooks.js:
+# the entry points tests call in the worker) at the end of its background.js. Never zipped.
+assemble_with_hooks() {
+  rm -rf "$1"
+  mkdir -p "$1/wasm"
+  cp -R extension/. "$1/"
+  cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" "$1/wasm/"
+  cat pkg-scripts/lib/test-hooks.js >> "$1/background.js"
+}
+
+# The benchmark variant: extension/ plus the bench wasm, the test hooks and bench hooks, in
+# $bench_dir.
 assemble_bench() {
-  rm -rf "$bench_dir"
-  mkdir -p "$bench_dir/wasm"
-  cp -R extension/. "$bench_dir/"
-  cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" "$bench_dir/wasm/"
+  assemble_with_hooks "$bench_dir"
   cat >> "$bench_dir/background.js" <<'JS'
 
 // ---- Benchmark build only (pkg-scripts/build.sh --bench) ----
@@ -234,13 +245,10 @@ ready.then((backend) => {
 JS
 }
 
-# The test-only variant: extension/ plus the shipped wasm, in $test_dir, whose manifest also
-# holds "<all_urls>" (captureVisibleTab without a toolbar click). Never zipped.
+# The test-only variant: extension/ plus the shipped wasm and the test hooks, in $test_dir,
+# whose manifest also holds "<all_urls>" (captureVisibleTab without a toolbar click).
 assemble_test() {
-  rm -rf "$test_dir"
-  mkdir -p "$test_dir/wasm"
-  cp -R extension/. "$test_dir/"
-  cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" "$test_dir/wasm/"
+  assemble_with_hooks "$test_dir"
   node -e '
     const fs = require("node:fs");
     const file = process.argv[1];
@@ -287,6 +295,9 @@ if [ -n "$bench_dir" ]; then
 fi
 
 assemble_dist
+# The same with the test hooks, for the end-to-end tests, run.sh and the real-model tier
+# (tests/e2e/support/browser.mjs loads it unless KL_DIST says otherwise).
+assemble_with_hooks "$target_dir/e2e-extension"
 if [ -n "$names_dir" ]; then build_named; fi
 
 wasm=dist/wasm/knowledgelens_bg.wasm

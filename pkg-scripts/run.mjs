@@ -2,7 +2,7 @@
 //
 //   node pkg-scripts/run.mjs ["question"]
 //
-// Serves pkg-scripts/sample-page/ on 127.0.0.1, starts Chromium with dist/ (headed when
+// Serves pkg-scripts/sample-page/ on 127.0.0.1, starts Chromium with the build (headed when
 // $DISPLAY is set), sets the provider through the options page and opens the sample page.
 // Then, as a reader would:
 // 1. selects the sentence "Despite its name, this slow start grows exponentially." and
@@ -14,7 +14,8 @@
 //
 // Environment: KL_BASE_URL (default http://localhost:11434/v1; run.sh sets it to its embedded
 // model when none is configured), KL_MODEL, KL_API_KEY, KL_TIMEOUT_S (per run, default 300),
-// KL_DIST (default dist/), KL_LOCAL_MODEL_STATS_URL (the embedded model server's /stats, for
+// KL_DIST (default target/e2e-extension/: dist/ with the test hooks, whose klExplainFromTab
+// is the menu path), KL_LOCAL_MODEL_STATS_URL (the embedded model server's /stats, for
 // its token rates).
 // Output: on stdout the explanation (the panel's paragraphs, one a line), a blank line and the
 // answer (the popup's, paragraphs one a line), each followed by a newline. On stderr, lines
@@ -67,7 +68,7 @@ function isLoopback(url) {
 /**
  * The extension directory to load. A provider outside localhost needs a host permission that
  * the options page requests with a prompt only a person can answer; for an unattended demo we
- * load a temporary copy of dist/ whose manifest grants that one origin up front.
+ * load a temporary copy of the build whose manifest grants that one origin up front.
  */
 async function extensionDir(baseUrl) {
   const dist = requireBuiltExtension(distDir());
@@ -84,7 +85,7 @@ async function extensionDir(baseUrl) {
   const manifest = JSON.parse(await readFile(manifestPath, 'utf8'));
   manifest.host_permissions = [...(manifest.host_permissions ?? []), `${url.origin}/*`];
   await writeFile(manifestPath, JSON.stringify(manifest, null, 2));
-  log(`${url.origin} is not on localhost: loading a copy of dist/ that grants it up front ` +
+  log(`${url.origin} is not on localhost: loading a copy of the build that grants it up front ` +
     '(in normal use, Save in Options asks for this permission).');
   return { dir: copy, cleanup: () => rm(copy, { recursive: true, force: true }) };
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Shows KnowledgeLens on a bundled sample page, in a real Chromium with dist/: explains a
-# selected sentence through the menu path (the in-page panel), then asks a question in the popup.
+# Shows KnowledgeLens on a bundled sample page, in a real Chromium with the build
+# (target/e2e-extension/: dist/ with the test hooks): explains a selected sentence through the
+# menu path (the in-page panel), then asks a question in the popup.
 #
 #   pkg-scripts/run.sh [--model PATH.gguf] [question]
 #

@@ -1,7 +1,8 @@
 // Chromium with the built KnowledgeLens extension, driven through Playwright.
 //
-// Used by the e2e tests and by pkg-scripts/run.mjs. The extension under test is `dist/`
-// (built by pkg-scripts/build.sh); KL_DIST points elsewhere. See /work/shared/TOOLCHAIN.md
+// Used by the e2e tests and by pkg-scripts/run.mjs. The extension under test is
+// `target/e2e-extension/`: the shipped `dist/` with the test hooks (both built by
+// pkg-scripts/build.sh); KL_DIST points elsewhere. See /work/shared/TOOLCHAIN.md
 // for the Chromium facts these helpers rely on.
 
 import { existsSync } from 'node:fs';
@@ -23,8 +24,14 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** The shipped build (`dist/`), which has no test hooks. */
+export const SHIPPED_DIR = join(REPO_ROOT, 'dist');
+
+/** The build under test: KL_DIST, else the shipped build with the test hooks. */
 export function distDir() {
-  return process.env.KL_DIST ? resolve(process.env.KL_DIST) : join(REPO_ROOT, 'dist');
+  if (process.env.KL_DIST) return resolve(process.env.KL_DIST);
+  const target = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(REPO_ROOT, 'target');
+  return join(target, 'e2e-extension');
 }
 
 /** Throws (never skips) when the extension has not been built. */

@@ -1,0 +1,9 @@
+
+// ---- Test builds only (appended by pkg-scripts/build.sh to the e2e, test and bench
+// variants' background.js; the shipped dist/ has none of this) ----
+// A new id on every start of the worker, so tests can tell two boots apart.
+globalThis.__klBootId = crypto.randomUUID();
+// What a click on a question notification does, for tests that cannot click one.
+globalThis.klNotificationClicked = notificationClicked;
+// What the context menu and the keyboard command call, for tests that cannot use them.
+globalThis.klExplainFromTab = explainFromTab;
