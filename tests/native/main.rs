@@ -54,6 +54,7 @@ mod attention;
 mod chaos;
 mod conversations;
 mod crash;
+mod cycles;
 mod event_names;
 mod layers;
 mod parsers_prop;
