@@ -6,10 +6,9 @@
 //! the crate brings a tokenizer, stemmers and stop-word lists the wasm would carry. Pure.
 
 use std::cell::RefCell;
-use std::hash::Hasher;
 
 use super::passages::{split, Passage};
-use super::terms::Terms;
+use super::terms::{fnv, Terms};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -196,36 +195,6 @@ fn distinctive(term: &str) -> bool {
     term.bytes().all(|b| b.is_ascii_digit())
         || one.is_some_and(unspaced)
         || (term.chars().count() >= 3 && !COMMON.contains(&term))
-}
-
-/// FNV-1a, 64 bits: the index's hash of words (short, and not chosen to collide with each
-/// other: a page could only slow its own index down; several times faster than SipHash).
-pub struct FnvHasher(u64);
-
-impl Default for FnvHasher {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for FnvHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
-/// The FNV-1a hash of `word`.
-pub(super) fn fnv(word: &str) -> u64 {
-    let mut hasher = FnvHasher::default();
-    hasher.write(word.as_bytes());
-    hasher.finish()
 }
 
 /// Whether `c` is written without spaces between words (CJK ideographs, kana, hangul).

@@ -12,8 +12,9 @@ mod terms;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-pub use index::{FnvHasher, Hit, PageIndex};
+pub use index::{Hit, PageIndex};
 pub use passages::{Passage, MAX_CHARS as PASSAGE_MAX_CHARS};
+pub use terms::FnvHasher;
 
 /// What the first request of a run shows of a page that does not fit whole: `lead`, its
 /// opening passages in page order (the same for every question, so the prompt's prefix

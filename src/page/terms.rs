@@ -3,6 +3,8 @@
 //! more than half full). Written for this one map instead of std's `HashMap`, the crate's
 //! last: the wasm then carries no hash table at all (README, Benchmarks). Pure.
 
+use std::hash::Hasher;
+
 /// Word -> postings ((passage, occurrences) in passage order).
 #[derive(Debug, Default)]
 pub(super) struct Terms {
@@ -45,7 +47,7 @@ impl Terms {
         if self.slots.is_empty() {
             return None;
         }
-        let i = self.find(super::index::fnv(word), word).ok()?;
+        let i = self.find(fnv(word), word).ok()?;
         Some(&self.terms[i].postings)
     }
 
@@ -89,14 +91,43 @@ impl Terms {
     }
 }
 
+/// FNV-1a, 64 bits: the index's hash of words (short, and not chosen to collide with each
+/// other: a page could only slow its own index down; several times faster than SipHash).
+pub struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// The FNV-1a hash of `word`.
+pub(super) fn fnv(word: &str) -> u64 {
+    let mut hasher = FnvHasher::default();
+    hasher.write(word.as_bytes());
+    hasher.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
 
     use proptest::prelude::*;
 
-    use super::Terms;
-    use crate::page::index::fnv;
+    use super::{fnv, Terms};
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]

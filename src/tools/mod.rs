@@ -512,3 +512,37 @@ impl ToolBox {
         tool.run(arguments, ctx).await
     }
 }
+
+/// What `schemars` derives for each built-in tool's arguments, in the tool box's order (what
+/// [`schemas::PATH`] holds, checked by `tests/native/tool_schemas.rs`).
+pub fn derived_schemas() -> Vec<(&'static str, Value)> {
+    vec![
+        (ReadPage::NAME, schema_of::<ReadPageArgs>()),
+        (QueryPage::NAME, schema_of::<QueryPageArgs>()),
+        (RequestInput::NAME, schema_of::<RequestInputArgs>()),
+        (
+            ExplainTextWithContext::NAME,
+            schema_of::<explain::ExplainArgs>(),
+        ),
+        (
+            search::SearchWeb::NAME,
+            schema_of::<search::SearchWebArgs>(),
+        ),
+        (
+            search::GradeResults::NAME,
+            schema_of::<search::GradeResultsArgs>(),
+        ),
+        (
+            search::RewriteQuery::NAME,
+            schema_of::<search::RewriteQueryArgs>(),
+        ),
+        (
+            screenshot::ExtractScreenshotText::NAME,
+            schema_of::<screenshot::ExtractScreenshotTextArgs>(),
+        ),
+        (
+            summarize::SummarizePage::NAME,
+            schema_of::<summarize::SummarizePageArgs>(),
+        ),
+    ]
+}

@@ -1,19 +1,14 @@
 //! The built-in tools' argument schemas, shipped as JSON text (`schemas.gen.json`) rather
 //! than derived at run time: `schemars` and the schema code derived for every argument type
 //! then stay out of the wasm. The text is what `schemars` derives from the argument types
-//! ([`derived`]); `tests/native/tool_schemas.rs` fails when it is stale (`KL_BLESS=1` rewrites it),
-//! so the schema and the argument validation (decoding into the same types) still cannot
-//! disagree. Other tools (tests, benchmarks) derive theirs when asked.
+//! ([`derived_schemas`](super::derived_schemas), beside the tools, which this module does
+//! not know); `tests/native/tool_schemas.rs` fails when it is stale (`KL_BLESS=1` rewrites
+//! it), so the schema and the argument validation (decoding into the same types) still
+//! cannot disagree. Other tools (tests, benchmarks) derive theirs when asked.
 
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
-
-use super::{
-    explain::ExplainArgs, schema_of, screenshot::ExtractScreenshotTextArgs, search,
-    summarize::SummarizePageArgs, ExplainTextWithContext, QueryPage, QueryPageArgs, ReadPage,
-    ReadPageArgs, RequestInput, RequestInputArgs, TypedTool,
-};
 
 /// Where the generated file lives, relative to the repository root.
 pub const PATH: &str = "src/tools/schemas.gen.json";
@@ -32,36 +27,6 @@ pub fn builtin(name: &str) -> Value {
         .get(name)
         .cloned()
         .unwrap_or(Value::Null)
-}
-
-/// What `schemars` derives for each built-in tool's arguments, in the tool box's order.
-pub fn derived() -> Vec<(&'static str, Value)> {
-    vec![
-        (ReadPage::NAME, schema_of::<ReadPageArgs>()),
-        (QueryPage::NAME, schema_of::<QueryPageArgs>()),
-        (RequestInput::NAME, schema_of::<RequestInputArgs>()),
-        (ExplainTextWithContext::NAME, schema_of::<ExplainArgs>()),
-        (
-            search::SearchWeb::NAME,
-            schema_of::<search::SearchWebArgs>(),
-        ),
-        (
-            search::GradeResults::NAME,
-            schema_of::<search::GradeResultsArgs>(),
-        ),
-        (
-            search::RewriteQuery::NAME,
-            schema_of::<search::RewriteQueryArgs>(),
-        ),
-        (
-            super::screenshot::ExtractScreenshotText::NAME,
-            schema_of::<ExtractScreenshotTextArgs>(),
-        ),
-        (
-            super::summarize::SummarizePage::NAME,
-            schema_of::<SummarizePageArgs>(),
-        ),
-    ]
 }
 
 /// The generated file's text for `schemas` (one JSON object, by tool name).

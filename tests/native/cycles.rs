@@ -31,13 +31,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("agent::step", &["end", "research"]),
     ("agent::step", &["further", "reply"]),
     ("llm", &["bounds", "builtin", "doctor", "keys", "wire"]),
-    ("page", &["index", "terms"]),
-    (
-        "tools",
-        &["explain", "schemas", "screenshot", "search", "summarize"],
-    ),
     ("types", &["json", "names"]),
-    ("types::json", &["to", "value"]),
 ];
 
 /// One file's code, read once.

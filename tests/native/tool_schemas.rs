@@ -3,8 +3,8 @@
 //! from the argument types now, and that every built-in tool's definition carries it. To
 //! rewrite the file after changing an argument type: `KL_BLESS=1 cargo test --test native tool_schemas::`.
 
-use knowledgelens::tools::schemas::{self, derived, render};
-use knowledgelens::tools::{with_reasoning, ToolBox};
+use knowledgelens::tools::schemas::{self, render};
+use knowledgelens::tools::{derived_schemas as derived, with_reasoning, ToolBox};
 
 fn path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(schemas::PATH)

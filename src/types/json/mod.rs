@@ -39,8 +39,8 @@ pub use fields::{content, external, item, missing, no_variant_matched, tuple, un
 pub use from::{named, FromJson, JsonKey};
 pub use knowledgelens_derive::{FromJson, ToJson};
 pub use parse::parse_value;
-pub use to::{to_string, write_str, Arr, Obj, ToJson, ToJsonKey};
-pub use value::{pretty, write_value};
+pub use to::{to_string, Arr, Obj, ToJson, ToJsonKey};
+pub use value::{pretty, write_str, write_value};
 
 use std::fmt;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::value::write_value;
+use super::value::{write_int, write_str, write_value};
 use crate::types::VecMap;
 
 /// A value that writes itself as JSON text, exactly as its derived `serde::Serialize` does
@@ -122,41 +122,6 @@ impl<'a> Arr<'a> {
     }
 }
 
-/// Writes `text` as a JSON string, escaped as serde_json escapes it: `"` and `\`, and the
-/// control characters below U+0020 (`\b \t \n \f \r`, the others as `\u00XX`).
-#[inline(never)]
-pub fn write_str(out: &mut String, text: &str) {
-    out.reserve(text.len() + 2);
-    out.push('"');
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            b'\t' => "\\t",
-            b'\n' => "\\n",
-            0x0c => "\\f",
-            b'\r' => "\\r",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&text[start..i]);
-        if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0xf)]));
-        } else {
-            out.push_str(escape);
-        }
-        start = i + 1;
-    }
-    out.push_str(&text[start..]);
-    out.push('"');
-}
-
 impl ToJson for str {
     fn write_json(&self, out: &mut String) {
         write_str(out, self);
@@ -172,27 +137,6 @@ impl ToJson for String {
 impl ToJson for bool {
     fn write_json(&self, out: &mut String) {
         out.push_str(if *self { "true" } else { "false" });
-    }
-}
-
-/// Writes an integer (not generic: one copy of the digit loop).
-#[inline(never)]
-pub(super) fn write_int(out: &mut String, negative: bool, mut magnitude: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (magnitude % 10) as u8;
-        magnitude /= 10;
-        if magnitude == 0 {
-            break;
-        }
-    }
-    if negative {
-        out.push('-');
-    }
-    for &d in &digits[at..] {
-        out.push(char::from(d));
     }
 }
 

@@ -1,11 +1,10 @@
-//! Writing a [`Value`] as text, compact or pretty, byte for byte as serde_json does
+//! Writing a [`Value`] as text, compact or pretty, and the string and integer writers
+//! every JSON writer here uses ([`write_str`], [`write_int`]); byte for byte as serde_json does
 //! (`tests/native/json.rs` checks both on arbitrary values). Our own walker rather than serde_json's
 //! `Display` and `to_string_pretty`: those serialize through serde, a serializer compiled per
 //! output format that the module needed for nothing else.
 
 use serde_json::{Number, Value};
-
-use super::to::{write_int, write_str};
 
 /// Appends `value`'s compact JSON to `out` (as `value.to_string()` writes it).
 pub fn write_value(out: &mut String, value: &Value) {
@@ -83,5 +82,61 @@ fn write_number(out: &mut String, n: &Number) {
     } else {
         use std::fmt::Write;
         let _ = write!(out, "{n}");
+    }
+}
+
+/// Writes `text` as a JSON string, escaped as serde_json escapes it: `"` and `\`, and the
+/// control characters below U+0020 (`\b \t \n \f \r`, the others as `\u00XX`).
+#[inline(never)]
+pub fn write_str(out: &mut String, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push('"');
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            b'\t' => "\\t",
+            b'\n' => "\\n",
+            0x0c => "\\f",
+            b'\r' => "\\r",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[start..i]);
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(&text[start..]);
+    out.push('"');
+}
+
+/// Writes an integer (not generic: one copy of the digit loop).
+#[inline(never)]
+pub(super) fn write_int(out: &mut String, negative: bool, mut magnitude: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (magnitude % 10) as u8;
+        magnitude /= 10;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    if negative {
+        out.push('-');
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
     }
 }
