@@ -6,7 +6,7 @@
 //! server offers), and Chrome's built-in model being unavailable. Pure: the facts it needs
 //! (host permission, model list, extension origin) are passed in.
 
-use super::builtin::Availability;
+use super::provider::Availability;
 use crate::types::json::ToJson;
 use serde::Serialize;
 

@@ -4,12 +4,8 @@
 //! before it reaches a message, the trajectory or the export (the text functions themselves
 //! are in [`crate::types::secrets`]). Pure: no browser access.
 
-use futures::future::LocalBoxFuture;
-use futures::FutureExt;
-
 use super::provider::ProviderConfig;
-use super::wire::HttpLlm;
-use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind};
+use super::{ChatResponse, LlmError, LlmErrorKind};
 #[cfg(doc)]
 use crate::ports::LlmClient;
 pub use crate::types::secrets::{insecure_key_message, key_in_clear, scrub, DeltaScrub, KEY_MARK};
@@ -70,36 +66,6 @@ pub fn scrub_response(mut reply: ChatResponse, key: &str) -> ChatResponse {
         call.arguments = scrub(&call.arguments, key);
     }
     reply
-}
-
-/// `client`'s chat call, with the configured key scrubbed from everything the server says
-/// (the streamed text, the reply and any error): every model server's words reach the run
-/// through here ([`LlmClient::complete`] for [`HttpLlm`]).
-pub(crate) fn complete_scrubbed<'a>(
-    client: &'a HttpLlm,
-    request: &'a ChatRequest,
-    on_delta: &'a mut dyn FnMut(&str),
-) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
-    async move {
-        let key = client.config().api_key.clone();
-        let mut stream = DeltaScrub::new(&key);
-        let mut scrubbed_delta = |delta: &str| {
-            if let Some(text) = stream.push(delta) {
-                on_delta(&text);
-            }
-        };
-        let result = client
-            .complete_unscrubbed(request, &mut scrubbed_delta)
-            .await;
-        if let Some(rest) = stream.finish() {
-            on_delta(&rest);
-        }
-        match result {
-            Ok(reply) => Ok(scrub_response(reply, &key)),
-            Err(err) => Err(scrub_error(err, &key)),
-        }
-    }
-    .boxed_local()
 }
 
 #[cfg(test)]

@@ -271,6 +271,45 @@ pub fn origin_of(url: &str) -> Option<String> {
         .map(|url| url.origin())
 }
 
+/// What Chrome's built-in model's `LanguageModel.availability()` reports, or that there is no Prompt API at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Availability {
+    /// No `LanguageModel` in this browser.
+    NoApi,
+    /// The device cannot run the model.
+    Unavailable,
+    /// The model can be downloaded.
+    Downloadable,
+    /// The model is downloading.
+    Downloading,
+    /// The model is ready.
+    Available,
+}
+
+impl Availability {
+    /// The API's value (`unavailable` for anything this build does not know).
+    pub fn from_api(value: &str) -> Self {
+        match value {
+            "available" => Self::Available,
+            "downloadable" => Self::Downloadable,
+            "downloading" => Self::Downloading,
+            "no_api" => Self::NoApi,
+            _ => Self::Unavailable,
+        }
+    }
+
+    /// The API's name for it (`no_api` when there is no API).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::NoApi => "no_api",
+            Self::Unavailable => "unavailable",
+            Self::Downloadable => "downloadable",
+            Self::Downloading => "downloading",
+            Self::Available => "available",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use futures::future::{self, Either, LocalBoxFuture};
 use futures::FutureExt;
 
 mod retry;
+mod scrub;
 
 pub use retry::parse_retry_after;
 
@@ -564,7 +565,7 @@ impl LlmClient for HttpLlm {
         request: &'a ChatRequest,
         on_delta: &'a mut dyn FnMut(&str),
     ) -> LocalBoxFuture<'a, Result<ChatResponse, LlmError>> {
-        super::keys::complete_scrubbed(self, request, on_delta)
+        scrub::complete_scrubbed(self, request, on_delta)
     }
 }
 

@@ -30,7 +30,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("agent", &["engine", "input", "phase", "research", "step"]),
     ("agent::step", &["end", "research"]),
     ("agent::step", &["further", "reply"]),
-    ("llm", &["bounds", "builtin", "doctor", "keys", "wire"]),
     ("types", &["json", "names"]),
 ];
 
