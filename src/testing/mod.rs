@@ -19,6 +19,7 @@ use crate::settings::Settings;
 
 mod capture;
 mod notifier;
+mod phases;
 mod random;
 pub mod research;
 mod search;
@@ -28,6 +29,7 @@ pub mod tokens;
 
 pub use capture::{test_png, ScriptedCapture};
 pub use notifier::{NotifierCall, RecordingNotifier};
+pub use phases::{PhaseError, Phases};
 pub use random::SeededRandom;
 pub use search::{search_result, NoSearch, ScriptedSearch, ScriptedSearches};
 

@@ -7,11 +7,12 @@ use futures::executor::block_on;
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
 use knowledgelens::agent::config::RunConfig;
-use knowledgelens::agent::phase::{Phase, Phases, StopReason};
+use knowledgelens::agent::phase::{Phase, StopReason};
 use knowledgelens::agent::trajectory::Item;
 use knowledgelens::agent::{Engine, StopSignal};
 use knowledgelens::llm::{ChatResponse, ToolCall};
 use knowledgelens::state::{self, RunStatus, SessionState};
+use knowledgelens::testing::Phases;
 use knowledgelens::testing::{
     poll_times, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, YieldingStore,
 };

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use crate::wire_common::*;
 use knowledgelens::agent::config::RunConfig;
-use knowledgelens::agent::phase::{Phase, Phases};
+use knowledgelens::agent::phase::Phase;
 use knowledgelens::agent::{cache, Engine, StopSignal};
 use knowledgelens::llm::anthropic::AnthropicWire;
 use knowledgelens::llm::gemini::GeminiWire;
@@ -22,6 +22,7 @@ use knowledgelens::llm::ollama::OllamaWire;
 use knowledgelens::llm::openai::OpenAiWire;
 use knowledgelens::llm::{LlmErrorKind, Provider, ProviderConfig, Usage};
 use knowledgelens::state::{PageInfo, SessionState};
+use knowledgelens::testing::Phases;
 use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};
 use knowledgelens::tools::ToolBox;
 use serde_json::Value;

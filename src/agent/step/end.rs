@@ -52,15 +52,6 @@ pub(super) fn fail_phase(
     finish(state, ctx, RunStatus::Failed, text, true, Some(error), out);
 }
 
-/// The notice of a run's token budget used up.
-pub(super) fn budget_notice(state: &SessionState) -> String {
-    format!(
-        "The token budget for this run is used up ({} of {} tokens); this is the best answer so far. Raise the Token budget in Options for longer runs.",
-        grouped(state.tokens_used()),
-        grouped(state.config.token_budget)
-    )
-}
-
 /// Ends the run early for `why`, with the best answer it has.
 pub fn halt(state: &mut SessionState, ctx: &StepCtx<'_>, why: Halt, out: &mut Out) {
     if state.phase.is_some() {

@@ -13,7 +13,6 @@
 //! benchmark's questions whose page was searched so). The model's first reply stays in the Steps view; the call and its
 //! result are an ordinary step (persisted and retried like any other).
 
-use super::reply::queue_calls;
 use super::*;
 
 use crate::tools::{QueryPage, ReadPage, TypedTool, SUMMARIZE_PAGE};

@@ -472,6 +472,42 @@ mod summarize;
 pub mod thought;
 mod tool;
 
+/// Records the calls of a reply and queues those to run (at most
+/// [`MAX_CALLS_PER_REPLY`]; the rest get a "not run" result at once).
+pub(super) fn queue_calls(state: &mut SessionState, ctx: &StepCtx<'_>, mut calls: Vec<ToolCall>) {
+    for call in &calls {
+        record(state, ctx, Item::ToolCall { call: call.clone() });
+    }
+    let extra = calls.split_off(calls.len().min(MAX_CALLS_PER_REPLY));
+    for call in extra {
+        let error = ToolError::new(
+            ToolErrorKind::RateLimited,
+            format!("not run: too many calls in one reply (at most {MAX_CALLS_PER_REPLY})"),
+        );
+        record_result(state, ctx, &call, false, error.for_model());
+    }
+    let mut calls = calls.into_iter();
+    if let Some(first) = calls.next() {
+        state.queued_calls = calls.collect();
+        set_next(
+            state,
+            Next::Act {
+                call: first,
+                started: false,
+            },
+        );
+    }
+}
+
+/// The notice of a run's token budget used up.
+pub(super) fn budget_notice(state: &SessionState) -> String {
+    format!(
+        "The token budget for this run is used up ({} of {} tokens); this is the best answer so far. Raise the Token budget in Options for longer runs.",
+        grouped(state.tokens_used()),
+        grouped(state.config.token_budget)
+    )
+}
+
 pub use call::{after_error, before_call, interrupted, stopped_while_waiting};
 pub use end::{best_answer, crashed, finish, halt};
 use end::{complete, end_phase, fail_phase};

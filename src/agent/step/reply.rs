@@ -39,33 +39,6 @@ pub(super) fn calls_of(
         .unwrap_or_default()
 }
 
-/// Records the calls of a reply and queues those to run (at most
-/// [`MAX_CALLS_PER_REPLY`]; the rest get a "not run" result at once).
-pub(super) fn queue_calls(state: &mut SessionState, ctx: &StepCtx<'_>, mut calls: Vec<ToolCall>) {
-    for call in &calls {
-        record(state, ctx, Item::ToolCall { call: call.clone() });
-    }
-    let extra = calls.split_off(calls.len().min(MAX_CALLS_PER_REPLY));
-    for call in extra {
-        let error = ToolError::new(
-            ToolErrorKind::RateLimited,
-            format!("not run: too many calls in one reply (at most {MAX_CALLS_PER_REPLY})"),
-        );
-        record_result(state, ctx, &call, false, error.for_model());
-    }
-    let mut calls = calls.into_iter();
-    if let Some(first) = calls.next() {
-        state.queued_calls = calls.collect();
-        set_next(
-            state,
-            Next::Act {
-                call: first,
-                started: false,
-            },
-        );
-    }
-}
-
 pub(super) fn reason_reply(
     state: &mut SessionState,
     ctx: &StepCtx<'_>,

@@ -4,7 +4,6 @@
 //! begun in the same transition that ended the one before, so a worker stopped anywhere
 //! resumes in the stage it was in and never redoes a finished one.
 
-use super::end::budget_notice;
 use super::*;
 use crate::agent::phase::{self, Phase, PhaseResult};
 use crate::agent::prompts::research as texts;
