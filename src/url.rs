@@ -75,6 +75,14 @@ pub fn same_page(a: &str, b: &str) -> bool {
 }
 
 impl Url {
+    /// The file an extension page is (`popup.html` of `chrome-extension://<id>/popup.html?…`),
+    /// or `None` for any other URL.
+    pub fn extension_page(&self) -> Option<&str> {
+        (self.scheme == "chrome-extension")
+            .then(|| self.path.strip_prefix('/'))
+            .flatten()
+    }
+
     /// Whether the scheme is `http` or `https`.
     pub fn is_web(&self) -> bool {
         matches!(self.scheme.as_str(), "http" | "https")

@@ -4,23 +4,14 @@
 //! every run of characters that are not letters or digits as one space, so punctuation,
 //! `+`, `_`, `-` or `%20` cannot hide a copy. Pure.
 
-/// `text` lower-cased, each run of characters that are not letters or digits one space,
-/// trimmed.
+/// `text` case-folded ([`crate::types::case::fold`]), each run of characters that are not
+/// letters or digits one space, trimmed.
 pub fn fold(text: &str) -> String {
-    let mut folded = String::with_capacity(text.len());
-    let mut gap = false;
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            if gap && !folded.is_empty() {
-                folded.push(' ');
-            }
-            gap = false;
-            folded.extend(c.to_lowercase());
-        } else {
-            gap = true;
-        }
-    }
-    folded
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    crate::types::case::fold(&words.join(" "))
 }
 
 /// The runs of `needle` (folded) found in one of `texts` (folded), each at least `min_run`

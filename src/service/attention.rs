@@ -29,11 +29,8 @@ const UI_PAGES: [&str; 2] = ["popup.html", "sidepanel.html"];
 /// Whether `url` (an extension page's address) is the popup or the side panel.
 pub fn is_ui_page(url: &str) -> bool {
     crate::url::parse(url).is_some_and(|url| {
-        url.scheme == "chrome-extension"
-            && url
-                .path
-                .strip_prefix('/')
-                .is_some_and(|page| UI_PAGES.contains(&page))
+        url.extension_page()
+            .is_some_and(|page| UI_PAGES.contains(&page))
     })
 }
 

@@ -199,9 +199,7 @@ pub fn check_sender(sender: &JsValue) -> Result<(), ApiError> {
 /// Whether `url` is our in-page panel's document (`panel.html`, under the extension's id or
 /// the dynamic one `use_dynamic_url` may give it in pages).
 fn is_panel_url(url: &str) -> bool {
-    crate::url::parse(url).is_some_and(|url| {
-        url.scheme == "chrome-extension" && url.path.strip_prefix('/') == Some(PANEL_PAGE)
-    })
+    crate::url::parse(url).is_some_and(|url| url.extension_page() == Some(PANEL_PAGE))
 }
 
 /// The in-page panel's document.
