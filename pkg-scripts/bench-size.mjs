@@ -49,13 +49,13 @@ const OWN = [
 // Names without a knowledgelens path: [key, crates], first match wins.
 const CRATES = [
   ['tools', ['schemars']],
-  ['serde_json', ['serde_json', 'serde_core', 'serde_path_to_error', 'serde', 'itoa', 'ryu', 'zmij']],
+  ['serde_json', ['kljson', 'serde_json', 'serde_core', 'serde_path_to_error', 'serde', 'itoa', 'ryu', 'zmij']],
   ['web', ['wasm_bindgen_futures', 'wasm_bindgen', 'js_sys', 'web_sys', 'serde_wasm_bindgen', 'gloo_timers', 'getrandom']],
   ['std_alloc', ['core', 'alloc', 'std', 'hashbrown', 'dlmalloc', 'compiler_builtins', 'memchr']],
 ];
 const LABELS = {
   ...Object.fromEntries(OWN.map(([key, label]) => [key, label])),
-  serde_json: 'serde, serde_json (names without our types)',
+  serde_json: 'kljson, serde, serde_json (names without our types)',
   std_alloc: 'std, core, alloc',
   data: 'data (other strings, tables)',
   other: 'other (our types, ports, futures, shims, tables)',
@@ -226,8 +226,8 @@ const lines = [
   '"serde in it": bytes of functions in the area whose names mention serde, FromJson or ToJson',
   '(the decoders and encoders of the area\'s types). "gzip est.": the shipped gzip -9 size split in',
   'proportion to each area\'s bytes gzipped on their own. Templates: src/agent/{prompts,template}',
-  `plus the .tpl text found in the data (${n(templateBytes)} bytes). "serde, serde_json": serde_json's`,
-  'Value parser and writer (the typed JSON code is types::json\'s, counted in the areas above).',
+  `plus the .tpl text found in the data (${n(templateBytes)} bytes). "kljson, serde, serde_json": the`,
+  'JSON crate (crates/kljson) and serde_json\'s Value, where no type of ours is in the name.',
   '',
   'Dominator tree, top (twiggy dominators -d 3 -r 25):',
   run(['dominators', '-d', '3', '-r', '25', named]).trimEnd().replace(/⤷ f\d+ /g, '⤷ '),

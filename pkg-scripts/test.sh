@@ -113,9 +113,9 @@ print_notes() {
 # ---- tiers -------------------------------------------------------------------------------
 tier_native() {
   step "rustfmt" cargo fmt --all -- --check
-  step "clippy (host, all targets)" cargo clippy --all-targets -- -D warnings
+  step "clippy (host, all targets)" cargo clippy --workspace --all-targets -- -D warnings
   step "clippy ($wasm_target lib)" cargo clippy --target "$wasm_target" --lib -- -D warnings
-  step "cargo test (native)" cargo test --no-fail-fast
+  step "cargo test (native)" cargo test --workspace --no-fail-fast
   tier_unit_js
 }
 

@@ -31,10 +31,6 @@
 //! ```
 #![deny(missing_docs)]
 
-// `#[derive(FromJson)]` names its runtime `::knowledgelens::types::json`, which must also
-// resolve inside this crate.
-extern crate self as knowledgelens;
-
 pub mod agent;
 #[cfg(feature = "bench")]
 pub mod bench;

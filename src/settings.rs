@@ -13,8 +13,8 @@ use crate::ports::{StateStore, StoreError};
 use crate::search::{SearchConfig, SearchProvider};
 use crate::state::config::{PriceSource, ReadingLevel, RunConfig, RunPrices};
 use crate::types::events::Finite;
-use crate::types::json::{FromJson, ToJson};
 use crate::types::VecMap;
+use kljson::{FromJson, ToJson};
 
 /// Storage key of the settings record.
 pub const SETTINGS_KEY: &str = "settings";
@@ -70,7 +70,7 @@ impl UserPrices {
             {
                 // The number as JSON writes it: printing an f64 with `{}` would pull core's
                 // float formatting (14 KB) into the wasm for this one message.
-                let got = crate::types::json::to_string(&Value::from(v));
+                let got = kljson::to_string(&Value::from(v));
                 return Err(InvalidSettings(format!(
                     "{name} must be between 0 and 10000 US$ per million tokens, or empty (got {got})."
                 )));
@@ -122,7 +122,7 @@ pub enum WebSearch {
 }
 
 // Declaration order is the order the options page lists them (`WebSearch::ALL`).
-crate::types::names::named_enum!(WebSearch {
+kljson::named_enum!(WebSearch {
     Off = "off",
     Wikipedia = "wikipedia",
     Searxng = "searxng",
@@ -247,7 +247,7 @@ fn migrate_v1_to_v2(mut v: Value) -> Value {
             .get("provider")
             .cloned()
             .unwrap_or(Value::from("openai_compatible"));
-        let profile = crate::types::json::json!({
+        let profile = kljson::json!({
             "base_url": obj.get("base_url").cloned().unwrap_or(Value::from(DEFAULT_BASE_URL)),
             "model": obj.get("model").cloned().unwrap_or(Value::from("")),
             "api_key": obj.get("api_key").cloned().unwrap_or(Value::from("")),
@@ -255,10 +255,7 @@ fn migrate_v1_to_v2(mut v: Value) -> Value {
         });
         let key = provider.as_str().unwrap_or("openai_compatible").to_string();
         obj.insert("context_window".into(), Value::from(0));
-        obj.insert(
-            "profiles".into(),
-            crate::types::json::json!({ key: profile }),
-        );
+        obj.insert("profiles".into(), kljson::json!({ key: profile }));
         obj.insert("version".into(), Value::from(2));
     }
     v
@@ -290,8 +287,8 @@ impl Settings {
     /// Decodes a stored record, migrating older versions step by step, and checks it as
     /// saving does ([`Settings::validated`]): what comes back is within every range.
     pub fn decode(text: &str) -> Result<Self, SettingsError> {
-        let mut value: Value = crate::types::json::parse_value(text)
-            .map_err(|e| SettingsError::Corrupted(e.to_string()))?;
+        let mut value: Value =
+            kljson::parse_value(text).map_err(|e| SettingsError::Corrupted(e.to_string()))?;
         if !value.is_object() {
             return Err(SettingsError::Corrupted("not an object".into()));
         }
@@ -547,10 +544,7 @@ impl Settings {
     /// Saves the settings.
     pub async fn save(&self, store: &dyn StateStore) -> Result<(), StoreError> {
         store
-            .set(vec![(
-                SETTINGS_KEY.into(),
-                crate::types::json::to_string(self),
-            )])
+            .set(vec![(SETTINGS_KEY.into(), kljson::to_string(self))])
             .await
     }
 }

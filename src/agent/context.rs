@@ -45,9 +45,10 @@ pub const MIN_REPLY_TOKENS: u32 = 128;
 /// The tokens a request takes from the window: its messages and tool definitions, the
 /// output schema, and the reply it allows.
 pub fn request_tokens(request: &ChatRequest) -> u64 {
-    let schema = request.response_format.as_ref().map_or(0, |f| {
-        estimate_tokens(&crate::types::json::to_string(&f.schema)) + 8
-    });
+    let schema = request
+        .response_format
+        .as_ref()
+        .map_or(0, |f| estimate_tokens(&kljson::to_string(&f.schema)) + 8);
     let names: u64 = request
         .tools
         .iter()
@@ -327,7 +328,7 @@ pub fn grounding(state: &SessionState) -> Grounding {
 pub fn parse_summary(text: &str) -> Option<String> {
     let text = text.trim();
     let from_json = |candidate: &str| {
-        let value: serde_json::Value = crate::types::json::parse_value(candidate).ok()?;
+        let value: serde_json::Value = kljson::parse_value(candidate).ok()?;
         Some(value.get("summary")?.as_str()?.trim().to_string())
     };
     let summary = from_json(text)

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::types::json::json;
+use kljson::json;
 
 use crate::types::json_text::json_objects;
 
@@ -45,7 +45,7 @@ pub fn parse(text: &str) -> Option<Control> {
 }
 
 fn from_json(candidate: &str) -> Option<Control> {
-    let value: Value = crate::types::json::parse_value(candidate).ok()?;
+    let value: Value = kljson::parse_value(candidate).ok()?;
     let should_continue = value.get("should_continue")?.as_bool()?;
     let final_answer = match value.get("final_answer") {
         Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),

@@ -16,8 +16,8 @@
 //!   stop is finished where it was (`testing::Phases::resume`).
 
 use crate::state::{Next, PhaseOutcome, PhaseRun, RunStatus, SessionState};
-use crate::types::json::{FromJson, ToJson};
 use crate::types::{ChatMessage, JsonSchemaFormat, Role, ToolCall};
+use kljson::{FromJson, ToJson};
 
 pub use crate::state::{StopReason, ToolOutcome};
 

@@ -527,7 +527,7 @@ pub fn compaction(
         ("words", &words.to_string()),
     ]);
     let request = templates.context.render(&values, &["compact_request"])?;
-    let schema = crate::types::json::json!({
+    let schema = kljson::json!({
         "type": "object",
         "properties": {
             "summary": { "type": "string", "maxLength": context::MAX_SUMMARY_CHARS }

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::types::json::json;
+use kljson::json;
 
 use crate::state::memory::{Failure, Reflection};
 use crate::state::trajectory::Item;
@@ -72,7 +72,7 @@ fn capped(text: &str) -> String {
 }
 
 fn from_json(candidate: &str) -> Option<Parsed> {
-    let value: Value = crate::types::json::parse_value(candidate).ok()?;
+    let value: Value = kljson::parse_value(candidate).ok()?;
     let field = |name: &str| {
         value
             .get(name)
@@ -185,7 +185,7 @@ pub fn from_reply(failure: &Failure, text: &str) -> Reflection {
 /// A call's arguments for comparison: parsed JSON without the reasoning (which may differ
 /// between otherwise identical calls), else the text.
 fn normalized(arguments: &str) -> Value {
-    match crate::types::json::parse_value(arguments) {
+    match kljson::parse_value(arguments) {
         Ok(Value::Object(mut map)) => {
             map.remove(REASONING);
             Value::Object(map)

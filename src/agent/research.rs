@@ -215,7 +215,7 @@ pub fn subtopics(reply: &str, max: usize) -> Vec<String> {
 fn json_field(reply: &str, name: &str) -> Option<Value> {
     let reply = reply.trim();
     let parse = |s: &str| {
-        crate::types::json::parse_value(s)
+        kljson::parse_value(s)
             .ok()
             .and_then(|v| v.get(name).cloned())
     };

@@ -413,13 +413,13 @@ impl Template {
                     }
                     match item {
                         Value::String(text) => out.push_str(text),
-                        other => crate::types::json::write_value(out, other),
+                        other => kljson::write_value(out, other),
                     }
                 }
                 Ok(())
             }
             (PlaceholderType::Object, Some(value @ Value::Object(_))) => {
-                crate::types::json::write_value(out, value);
+                kljson::write_value(out, value);
                 Ok(())
             }
             (_, Some(value)) => Err(wrong(json_type(value))),

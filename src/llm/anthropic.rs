@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use crate::types::json::{self, json};
 use crate::types::VecMap;
+use kljson::{self as json, json};
 
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -254,7 +254,7 @@ impl StreamAccumulator {
     /// Applies one event's data; returns the answer text it added, if any. Data that is
     /// not JSON, `ping` and unknown events are ignored; an `error` event is an error.
     pub fn apply(&mut self, data: &str) -> Result<Option<String>, LlmError> {
-        let Ok(event) = crate::types::json::parse_value(data.trim()) else {
+        let Ok(event) = kljson::parse_value(data.trim()) else {
             return Ok(None);
         };
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
@@ -287,7 +287,7 @@ impl StreamAccumulator {
                         let start_input = block
                             .get("input")
                             .filter(|v| !v.is_null())
-                            .map(crate::types::json::to_string)
+                            .map(kljson::to_string)
                             .unwrap_or_default();
                         self.tools.insert(
                             index,
@@ -411,7 +411,7 @@ impl StreamDecoder for StreamAccumulator {
 /// `usage`). A whole event stream (a JSON content type on a stream) is accepted too; a
 /// body that is not JSON is taken as plain text, never an error.
 pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
-    let Ok(value) = crate::types::json::parse_value(body) else {
+    let Ok(value) = kljson::parse_value(body) else {
         let trimmed = body.trim_start();
         if trimmed.starts_with("event:") || trimmed.starts_with("data:") {
             return parse_event_stream(body);
@@ -454,7 +454,7 @@ pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
                     arguments: block
                         .get("input")
                         .filter(|v| !v.is_null())
-                        .map_or_else(|| "{}".into(), crate::types::json::to_string),
+                        .map_or_else(|| "{}".into(), kljson::to_string),
                 });
             }
             _ => {}
@@ -494,9 +494,7 @@ fn parse_event_stream(body: &str) -> Result<ChatResponse, LlmError> {
 /// the body's error `type` (else the status; 529 `overloaded_error` is a retryable server
 /// failure), the detail from its `message`.
 pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError {
-    let parsed = crate::types::json::parse_value(body)
-        .ok()
-        .and_then(|v| error_parts(&v));
+    let parsed = kljson::parse_value(body).ok().and_then(|v| error_parts(&v));
     let kind = parsed
         .as_ref()
         .and_then(|(t, _)| kind_of(t))
@@ -512,7 +510,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
 
 /// Model ids from a `GET /v1/models` body (`{"data": [{"id": ...}]}`).
 pub fn parse_models(body: &str) -> Result<Vec<String>, LlmError> {
-    let value: Value = crate::types::json::parse_value(body).map_err(|e| {
+    let value: Value = kljson::parse_value(body).map_err(|e| {
         LlmError::new(
             LlmErrorKind::BadRequest,
             format!("The model list is not the JSON Anthropic sends (GET /v1/models): {e}"),

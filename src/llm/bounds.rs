@@ -128,7 +128,7 @@ pub fn not_a_reply(content_type: Option<&str>, body: &str) -> Option<&'static st
     }
     // A JSON type with a body that neither is JSON nor starts with a JSON line (NDJSON
     // sent as JSON is a reply).
-    let json = |s: &str| crate::types::json::parse_value(s).is_ok();
+    let json = |s: &str| kljson::parse_value(s).is_ok();
     let first_line = start.lines().next().unwrap_or_default();
     if content_type.contains("json")
         && (start.starts_with('{') || start.starts_with('['))

@@ -12,7 +12,7 @@ pub use super::provider::Availability;
 use super::{
     ChatMessage, ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolSpec, Usage,
 };
-use crate::types::json::ToJson;
+use kljson::ToJson;
 
 /// One entry of `initialPrompts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
@@ -50,16 +50,15 @@ pub fn tool_instructions(tools: &[ToolSpec]) -> String {
             "- {}: {} Arguments (JSON schema): {}\n",
             tool.name,
             tool.description,
-            crate::types::json::to_string(&*tool.parameters)
+            kljson::to_string(&*tool.parameters)
         ));
     }
     text
 }
 
 fn call_text(name: &str, arguments: &str) -> String {
-    let args: Value =
-        crate::types::json::parse_value(arguments).unwrap_or(Value::String(arguments.into()));
-    crate::types::json::to_string(&crate::types::json::json!({ "name": name, "arguments": args }))
+    let args: Value = kljson::parse_value(arguments).unwrap_or(Value::String(arguments.into()));
+    kljson::to_string(&kljson::json!({ "name": name, "arguments": args }))
 }
 
 /// The request for a model without native tool calling: the tools described in the system
@@ -329,11 +328,11 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "read_page".into(),
                 description: "Reads the page.".into(),
-                parameters: crate::types::json::json!({"type": "object"}).into(),
+                parameters: kljson::json!({"type": "object"}).into(),
             }],
             response_format: Some(JsonSchemaFormat {
                 name: "control".into(),
-                schema: crate::types::json::json!({"type": "object"}),
+                schema: kljson::json!({"type": "object"}),
             }),
             max_tokens: Some(10),
             stream: true,
@@ -356,7 +355,7 @@ mod tests {
         assert_eq!(plan.prompt, "Tool result:\npage text");
         assert_eq!(
             plan.response_constraint,
-            Some(crate::types::json::json!({"type": "object"}))
+            Some(kljson::json!({"type": "object"}))
         );
         // The tool instructions use the format the text tool-call parser reads.
         let parsed = crate::tools::parse::tool_call_in_text(

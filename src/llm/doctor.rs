@@ -7,7 +7,7 @@
 //! (host permission, model list, extension origin) are passed in.
 
 use super::provider::Availability;
-use crate::types::json::ToJson;
+use kljson::ToJson;
 use serde::Serialize;
 
 use super::provider::{Provider, ProviderConfig};

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::types::json::{self, json};
+use kljson::{self as json, json};
 
 use super::doctor;
 use super::openai::{bearer_headers, function_tools};
@@ -111,7 +111,7 @@ impl StreamAccumulator {
     /// Applies one NDJSON line; returns the answer text it added, if any. A line that is
     /// not a JSON object is ignored; an `{"error": ...}` line is an error.
     pub fn apply(&mut self, line: &str) -> Result<Option<String>, LlmError> {
-        let Ok(value) = crate::types::json::parse_value(line.trim()) else {
+        let Ok(value) = kljson::parse_value(line.trim()) else {
             return Ok(None);
         };
         self.apply_value(&value)
@@ -231,7 +231,7 @@ fn error_text(err: &Value) -> String {
 /// body that is not JSON is taken as plain text, never an error.
 pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
     let mut acc = StreamAccumulator::new();
-    if let Ok(value) = crate::types::json::parse_value(body) {
+    if let Ok(value) = kljson::parse_value(body) {
         if ["message", "done", "error"]
             .iter()
             .any(|k| value.get(k).is_some())
@@ -247,7 +247,7 @@ pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
     }
     let mut any = false;
     for line in body.lines() {
-        if let Ok(value) = crate::types::json::parse_value(line.trim()) {
+        if let Ok(value) = kljson::parse_value(line.trim()) {
             if value.is_object() {
                 any = true;
                 acc.apply_value(&value)?;
@@ -277,7 +277,7 @@ fn mentions_format(text: &str) -> bool {
 /// so an empty body leaves the detail empty for the doctor to recognize. A schema the
 /// server cannot use is reported with a 500, but retrying cannot help: it is a bad request.
 pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError {
-    let detail = match crate::types::json::parse_value(body) {
+    let detail = match kljson::parse_value(body) {
         Ok(v) => v
             .get("error")
             .map(error_text)
@@ -297,7 +297,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
 
 /// Model names from a `GET /api/tags` body (`{"models": [{"name": ...}]}`).
 pub fn parse_models(body: &str) -> Result<Vec<String>, LlmError> {
-    let value: Value = crate::types::json::parse_value(body).map_err(|e| {
+    let value: Value = kljson::parse_value(body).map_err(|e| {
         LlmError::new(
             LlmErrorKind::BadRequest,
             format!("The model list is not the JSON Ollama sends (GET /api/tags): {e}"),

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use crate::types::json::{self, json};
 use crate::types::VecMap;
+use kljson::{self as json, json};
 
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -110,7 +110,7 @@ fn message_json(m: &super::ChatMessage) -> Value {
 /// Parses a non-streamed success body. A body that is not the expected JSON is taken as
 /// plain text (never an error): some servers answer with bare text.
 pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
-    let Ok(value) = crate::types::json::parse_value(body) else {
+    let Ok(value) = kljson::parse_value(body) else {
         return Ok(ChatResponse {
             content: body.trim().to_string(),
             ..Default::default()
@@ -216,7 +216,7 @@ fn error_text(err: &Value) -> String {
 
 /// Maps an HTTP error status and body to an actionable [`LlmError`] (pure).
 pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError {
-    let detail = crate::types::json::parse_value(body)
+    let detail = kljson::parse_value(body)
         .ok()
         .and_then(|v| v.get("error").map(error_text))
         .unwrap_or_else(|| body.to_string());
@@ -226,7 +226,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
 
 /// Model ids from a `GET /models` body (`{"data": [{"id": ...}]}`).
 pub fn parse_models(body: &str) -> Result<Vec<String>, LlmError> {
-    let value: Value = crate::types::json::parse_value(body).map_err(|e| {
+    let value: Value = kljson::parse_value(body).map_err(|e| {
         LlmError::new(
             LlmErrorKind::BadRequest,
             format!("The model list is not the JSON an OpenAI-compatible server sends: {e}"),
@@ -290,7 +290,7 @@ impl StreamAccumulator {
             self.done = true;
             return Ok(None);
         }
-        let Ok(value) = crate::types::json::parse_value(data) else {
+        let Ok(value) = kljson::parse_value(data) else {
             self.unreadable += 1;
             return Ok(None);
         };

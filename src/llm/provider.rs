@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// A provider's wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
@@ -25,7 +25,7 @@ pub enum Provider {
 }
 
 // Declaration order is the order the options page lists them (`Provider::ALL`).
-crate::types::names::named_enum!(Provider {
+kljson::named_enum!(Provider {
     OpenaiCompatible = "openai_compatible",
     Ollama = "ollama",
     Anthropic = "anthropic",

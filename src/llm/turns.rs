@@ -11,8 +11,8 @@
 
 use serde_json::Value;
 
-use crate::types::json::json;
 use crate::types::VecMap;
+use kljson::json;
 
 use super::{ChatRequest, Role};
 
@@ -74,7 +74,7 @@ pub(crate) fn arguments_object(arguments: &str) -> Value {
     if text.is_empty() {
         return json!({});
     }
-    match crate::types::json::parse_value(text) {
+    match kljson::parse_value(text) {
         Ok(Value::Object(map)) => Value::Object(map),
         Ok(other) => json!({ "value": other }),
         Err(_) => json!({ "value": text }),

@@ -14,11 +14,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::settings::Settings;
-use crate::types::json::{FromJson, ToJson};
 pub use crate::types::page::{
     MAX_CONTEXT_CHARS, MAX_LOCATE_CHARS, MAX_PAGE_CHARS, MAX_SELECTION_CHARS, PAGE_READ_TIMEOUT_MS,
 };
 use crate::types::Selection;
+use kljson::{FromJson, ToJson};
 
 pub use reply::{Envelope, Response};
 pub use session::{ConversationId, SessionKey};
@@ -98,7 +98,7 @@ pub fn request_id(text: &str) -> Value {
         #[serde(default)]
         id: Value,
     }
-    crate::types::json::decode::<IdOnly>(&replace_lone_surrogates(text))
+    kljson::decode::<IdOnly>(&replace_lone_surrogates(text))
         .map(|r| r.id)
         .unwrap_or(Value::Null)
 }
@@ -107,7 +107,7 @@ impl Request {
     /// Parses a request from JSON text, naming what is missing or unknown; the session key
     /// is checked here, once. A lone surrogate in a string becomes U+FFFD.
     pub fn parse(text: &str) -> Result<Self, ApiError> {
-        let raw: RawRequest = crate::types::json::decode(&replace_lone_surrogates(text))
+        let raw: RawRequest = kljson::decode(&replace_lone_surrogates(text))
             .map_err(|e| ApiError::bad_request(format!("Unreadable request: {e}")))?;
         let kind = raw.kind.as_str();
         let missing = |field: &str| {
@@ -354,7 +354,7 @@ pub enum SearchOfferAnswer {
     NotNow,
 }
 
-crate::types::names::named_enum!(SearchOfferAnswer {
+kljson::named_enum!(SearchOfferAnswer {
     TurnOn = "turn_on",
     NotNow = "not_now",
 });
@@ -439,7 +439,7 @@ pub enum ApiErrorKind {
     Internal,
 }
 
-crate::types::names::named_enum!(ApiErrorKind {
+kljson::named_enum!(ApiErrorKind {
     BadRequest = "bad_request",
     Forbidden = "forbidden",
     InvalidSettings = "invalid_settings",

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::SessionKey;
 use crate::state::RunStatus;
-use crate::types::json::ToJson;
 use crate::types::ErrorInfo;
+use kljson::ToJson;
 
 /// What the panel may ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use crate::llm::doctor::Diagnosis;
 use crate::llm::provider::{Capabilities, Provider};
 use crate::settings::{Settings, WebSearch};
 use crate::state::ArchiveSummary;
-use crate::types::json::ToJson;
 use crate::types::SearchError;
+use kljson::ToJson;
 
 /// `stop`: whether a run of this worker was told to stop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
@@ -279,6 +279,6 @@ impl Envelope {
     /// The envelope as a JSON value: the text the worker sends (`ToJson`, as `web::to_js`
     /// writes it), parsed, so tests of the service read exactly what the UI gets.
     pub fn to_value(&self) -> Value {
-        crate::types::json::parse_value(&crate::types::json::to_string(self)).unwrap_or(Value::Null)
+        kljson::parse_value(&kljson::to_string(self)).unwrap_or(Value::Null)
     }
 }

@@ -11,7 +11,7 @@ use crate::state::trajectory::ErrorInfo;
 use crate::state::{Next, RunStatus, SessionState, Turn};
 pub use crate::types::events::StepView;
 use crate::types::events::{Finite, UsageView};
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// The page as the UI sees it (without its text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]

@@ -37,7 +37,7 @@ pub fn build_request(config: &SearchConfig, query: &str, limit: usize) -> HttpRe
 /// A non-success status. Brave reports a bad key as 422 with code
 /// `SUBSCRIPTION_TOKEN_INVALID` (and `error.detail` for the words).
 pub fn parse_error(status: u16, body: &str) -> SearchError {
-    let code = crate::types::json::parse_value(body)
+    let code = kljson::parse_value(body)
         .map(|v| str_at(&v, &["error", "code"]).to_string())
         .unwrap_or_default();
     if code.starts_with("SUBSCRIPTION_TOKEN") || code == "OPTION_NOT_IN_PLAN" {

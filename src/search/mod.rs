@@ -283,7 +283,7 @@ pub(crate) fn json_object(
     provider: SearchProvider,
     body: &str,
 ) -> Result<Value, crate::types::SearchError> {
-    match crate::types::json::parse_value(body) {
+    match kljson::parse_value(body) {
         Ok(value) if value.is_object() => Ok(value),
         Ok(_) => Err(crate::types::SearchError::malformed(
             provider.label(),
@@ -324,7 +324,7 @@ pub fn error_detail(body: &str) -> String {
         &["detail"],
         &["error"],
     ];
-    let text = match crate::types::json::parse_value(body) {
+    let text = match kljson::parse_value(body) {
         Ok(value) => PLACES
             .iter()
             .map(|path| str_at(&value, path))

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::{clamp_limit, json_object, result, results_of, status_error, str_at};
 use super::{SearchConfig, SearchProvider};
 use crate::ports::HttpRequest;
-use crate::types::json::ToJson;
 use crate::types::{SearchError, SearchResult};
+use kljson::ToJson;
 
 const PROVIDER: SearchProvider = SearchProvider::Tavily;
 
@@ -30,7 +30,7 @@ pub fn build_request(config: &SearchConfig, query: &str, limit: usize) -> HttpRe
         query,
         max_results: clamp_limit(limit),
     };
-    let body = crate::types::json::to_string(&body);
+    let body = kljson::to_string(&body);
     let headers = vec![(
         "authorization".into(),
         format!("Bearer {}", config.api_key.trim()),

@@ -9,7 +9,7 @@ use crate::protocol::{ApiError, ApiErrorKind, SessionKey};
 use crate::state::config::RunConfig;
 use crate::state::trajectory::{Entry, ErrorInfo, Metrics};
 use crate::state::{RunStatus, SessionState, Turn};
-use crate::types::json::ToJson;
+use kljson::ToJson;
 
 /// The exported document (`"kind": "knowledgelens.trajectory"`).
 #[derive(Serialize, ToJson)]
@@ -86,8 +86,8 @@ impl Service {
         // Through a Value, whose maps sort their keys: the document reads in a stable order.
         // (Written compactly first, by the encoder every other message uses, then parsed:
         // `to_value` would compile a second encoder for every type in the document.)
-        let text = crate::types::json::parse(&crate::types::json::to_string(&doc))
-            .map(|v| crate::types::json::pretty(&v))
+        let text = kljson::parse(&kljson::to_string(&doc))
+            .map(|v| kljson::pretty(&v))
             .unwrap_or_default();
         Ok(ExportReply {
             filename: format!(

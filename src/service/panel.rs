@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{RunFuture, Service};
 use crate::protocol::panel::{PanelCommand, PanelRequest, PanelView};
 use crate::protocol::{request_id, ApiError, ApiErrorKind, Envelope, Response, SessionKey};
-use crate::types::json::FromJson;
+use kljson::FromJson;
 
 fn forbidden(why: &str) -> ApiError {
     ApiError::new(ApiErrorKind::Forbidden, format!("Request refused: {why}."))
@@ -37,7 +37,7 @@ pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelR
     let tab = sender_tab
         .and_then(|t| u64::try_from(t).ok())
         .ok_or_else(|| forbidden("the panel is not in a tab"))?;
-    let raw: Raw = crate::types::json::decode(&crate::protocol::replace_lone_surrogates(text))
+    let raw: Raw = kljson::decode(&crate::protocol::replace_lone_surrogates(text))
         .map_err(|e| ApiError::bad_request(format!("Unreadable request: {e}")))?;
     let command = PanelCommand::parse(&raw.kind).ok_or_else(|| {
         forbidden(&format!(

@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use crate::tools::Risk;
-use crate::types::json::{FromJson, ToJson};
 use crate::types::Usage;
+use kljson::{FromJson, ToJson};
 
 /// The "Compact at" default (percent of the context window).
 pub const DEFAULT_COMPACT_AT_PCT: u32 = 80;
@@ -85,7 +85,7 @@ pub enum ReadingLevel {
 }
 
 // Declaration order is the order the options page lists them (`ReadingLevel::ALL`).
-crate::types::names::named_enum!(ReadingLevel {
+kljson::named_enum!(ReadingLevel {
     Simple = "simple",
     Standard = "standard",
     Expert = "expert",
@@ -169,7 +169,7 @@ pub enum PriceSource {
     Settings,
 }
 
-crate::types::names::named_enum!(PriceSource {
+kljson::named_enum!(PriceSource {
     Table = "table",
     Settings = "settings",
 });

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::{PageInfo, RunStatus, SessionState};
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// A finished question of this session, kept as conversation history.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]

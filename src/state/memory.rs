@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
 use crate::types::{ToolCall, VecMap};
+use kljson::{FromJson, ToJson};
 
 /// Most reflections kept per session (the oldest go first).
 pub const MAX_REFLECTIONS: usize = 20;

@@ -27,7 +27,7 @@ pub fn to_current(mut value: Value, version: u32) -> Result<SessionState, StateE
         value = step(value).map_err(StateError::Corrupted)?;
     }
     // The decoder of current records, on the migrated value.
-    let mut state = <SessionState as crate::types::json::FromJson>::from_json(value)
+    let mut state = <SessionState as kljson::FromJson>::from_json(value)
         .map_err(|e| StateError::Corrupted(format!("after migration: {e}")))?;
     v2_to_v3(&mut state);
     Ok(state)
@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn unit_phases_and_unknown_versions() {
         let mut value: Value = serde_json::from_str(V1).expect("fixture");
-        value["next"] = crate::types::json::json!({"phase": "observe"});
+        value["next"] = kljson::json!({"phase": "observe"});
         assert_eq!(
             to_current(value.clone(), 1).expect("migrates").next,
             Some(Next::Observe)
@@ -163,7 +163,7 @@ mod tests {
             to_current(value.clone(), 0),
             Err(StateError::Corrupted(_))
         ));
-        value["trajectory"][0] = crate::types::json::json!({"step": 1, "at_ms": 1});
+        value["trajectory"][0] = kljson::json!({"step": 1, "at_ms": 1});
         assert!(
             matches!(to_current(value, 1), Err(StateError::Corrupted(m)) if m.contains("no type"))
         );

@@ -18,9 +18,9 @@ pub use persist::*;
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
 use crate::types::{ToolCall, Usage, VecMap};
 use config::RunConfig;
+use kljson::{FromJson, ToJson};
 use trajectory::{Entry, ErrorInfo, Item, Metrics};
 
 pub use crate::types::PageInfo;
@@ -70,7 +70,7 @@ pub enum RunStatus {
     TimedOut,
 }
 
-crate::types::names::named_enum!(RunStatus {
+kljson::named_enum!(RunStatus {
     Idle = "idle",
     Running = "running",
     Completed = "completed",
@@ -93,7 +93,7 @@ pub enum SynthesisReason {
     Repeating,
 }
 
-crate::types::names::named_enum!(SynthesisReason {
+kljson::named_enum!(SynthesisReason {
     Ready = "ready",
     StepLimit = "step_limit",
     Stopped = "stopped",
@@ -180,7 +180,7 @@ pub enum StopReason {
     StopRequested,
 }
 
-crate::types::names::named_enum!(StopReason {
+kljson::named_enum!(StopReason {
     Done = "done",
     MaxIterations = "max_iterations",
     BudgetExhausted = "budget_exhausted",

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::trajectory::{Entry, Item};
 use super::{migrate, RunStatus, SessionState, SCHEMA_VERSION, SESSION_PREFIX};
 use crate::ports::{StateStore, StoreError};
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// The storage key of session `session`.
 pub fn session_key(session: &str) -> String {
@@ -77,7 +77,7 @@ pub(crate) fn check_version(text: &str) -> Result<u64, StateError> {
         version: Option<u64>,
     }
     let peek: VersionOnly =
-        crate::types::json::decode(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+        kljson::decode(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
     let version = peek
         .version
         .ok_or_else(|| StateError::Corrupted("no version".into()))?;
@@ -94,7 +94,7 @@ pub(crate) fn check_version(text: &str) -> Result<u64, StateError> {
 pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
     check_version(text)?;
     let head: Head<SessionState> =
-        crate::types::json::decode(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+        kljson::decode(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
     if head.entries > MAX_ENTRIES {
         return Err(StateError::Corrupted(format!(
             "it lists {} trajectory entries, more than a run can have ({MAX_ENTRIES})",
@@ -117,9 +117,7 @@ fn legacy_version(text: &str) -> Option<u32> {
     struct VersionOnly {
         version: Option<u64>,
     }
-    let version = crate::types::json::decode::<VersionOnly>(text)
-        .ok()?
-        .version?;
+    let version = kljson::decode::<VersionOnly>(text).ok()?.version?;
     // Version 2 has the current layout (a head plus entries): decode_head upgrades it.
     (version == 1).then_some(1)
 }
@@ -134,7 +132,7 @@ pub fn encode_head(state: &mut SessionState) -> String {
         state: &*state,
     };
     // Serializing plain data structures to a String cannot fail.
-    let encoded = crate::types::json::to_string(&head);
+    let encoded = kljson::to_string(&head);
     state.trajectory = trajectory;
     if let (Some(page), Some(text)) = (state.page.as_mut(), text) {
         page.text = text;
@@ -162,8 +160,8 @@ pub async fn load_with_head(
 ) -> Result<SessionState, StateError> {
     if let Some(version) = legacy_version(text) {
         // An older record: migrate it, and store it in the current layout.
-        let value: serde_json::Value = crate::types::json::parse_value(text)
-            .map_err(|e| StateError::Corrupted(e.to_string()))?;
+        let value: serde_json::Value =
+            kljson::parse_value(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
         let mut state = migrate::to_current(value, version)?;
         if state.session != session {
             return Err(StateError::Corrupted(format!(
@@ -201,7 +199,7 @@ pub async fn load_with_head(
     for (i, v) in values.into_iter().enumerate() {
         let v =
             v.ok_or_else(|| StateError::Corrupted(format!("trajectory entry {i} is missing")))?;
-        let entry = crate::types::json::decode::<Entry>(&v)
+        let entry = kljson::decode::<Entry>(&v)
             .map_err(|e| StateError::Corrupted(format!("trajectory entry {i}: {e}")))?;
         trajectory.push(entry);
     }
@@ -250,10 +248,7 @@ pub fn plan_save(state: &mut SessionState) -> SavePlan {
     }
     let from = if same_run { previous.entries } else { 0 };
     for (i, entry) in state.trajectory.iter().enumerate().skip(from) {
-        items.push((
-            entry_key(&session, run, i),
-            crate::types::json::to_string(entry),
-        ));
+        items.push((entry_key(&session, run, i), kljson::to_string(entry)));
     }
     items.push((session_key(&session), encode_head(state)));
     // The new head and its entries are written in one call before the previous run's

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::StopReason;
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// Fewest subtopics a research run may ask for.
 pub const MIN_SUBTOPICS: u32 = 2;

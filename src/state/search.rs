@@ -5,9 +5,9 @@
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
 pub use crate::types::search::Confidence;
 use crate::types::{SearchResult, ToolCall};
+use kljson::{FromJson, ToJson};
 
 /// Most searches of one `search_web_for_info` call (the original query and two rewrites).
 pub const MAX_SEARCHES: usize = 3;
@@ -32,7 +32,7 @@ pub enum SearchMode {
     RewriteOnly,
 }
 
-crate::types::names::named_enum!(SearchMode {
+kljson::named_enum!(SearchMode {
     Full = "full",
     GradeOnly = "grade_only",
     RewriteOnly = "rewrite_only",
@@ -50,7 +50,7 @@ pub enum Verdict {
     Ungraded,
 }
 
-crate::types::names::named_enum!(Verdict {
+kljson::named_enum!(Verdict {
     Relevant = "relevant",
     NotRelevant = "not_relevant",
     Ungraded = "ungraded",

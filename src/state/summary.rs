@@ -8,8 +8,8 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
 use crate::types::ToolCall;
+use kljson::{FromJson, ToJson};
 
 /// What the summary does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -21,7 +21,7 @@ pub enum SummaryStage {
     Reduce,
 }
 
-crate::types::names::named_enum!(SummaryStage {
+kljson::named_enum!(SummaryStage {
     Map = "map",
     Reduce = "reduce",
 });

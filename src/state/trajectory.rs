@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use crate::state::search::{Fallback, Grade, Verdict, MAX_SEARCHES, RELEVANT_THRESHOLD_PCT};
 use crate::types::events::{GradeView, StepView};
-use crate::types::json::{FromJson, ToJson};
 pub use crate::types::ErrorInfo;
 use crate::types::ToolCall;
+use kljson::{FromJson, ToJson};
 
 /// One trajectory entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]

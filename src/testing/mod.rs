@@ -74,7 +74,7 @@ impl Reply {
     /// A reflection call's reply (`{"error_type", "analysis", "suggested_fix"}`).
     pub fn reflection(analysis: &str, suggested_fix: &str) -> Self {
         Self::Text(
-            crate::types::json::json!({
+            kljson::json!({
                 "error_type": "scripted",
                 "analysis": analysis,
                 "suggested_fix": suggested_fix,
@@ -89,7 +89,7 @@ impl Reply {
             .iter()
             .enumerate()
             .map(|(i, (relevant, confidence, reason))| {
-                crate::types::json::json!({
+                kljson::json!({
                     "index": i + 1,
                     "relevant": relevant,
                     "confidence": confidence,
@@ -97,11 +97,11 @@ impl Reply {
                 })
             })
             .collect();
-        Self::Text(crate::types::json::json!({ "grades": grades }).to_string())
+        Self::Text(kljson::json!({ "grades": grades }).to_string())
     }
     /// A rewrite call's reply (`{"query": ...}`).
     pub fn rewrite(query: &str) -> Self {
-        Self::Text(crate::types::json::json!({ "query": query }).to_string())
+        Self::Text(kljson::json!({ "query": query }).to_string())
     }
     /// An HTTP-status failure.
     pub fn status(status: u16) -> Self {

@@ -50,13 +50,13 @@ impl ResearchScript {
             RequestKind::Other(name) if name == "subtopics" => {
                 assert!(opening.contains("Split the question"), "{opening}");
                 raw(
-                    crate::types::json::json!({ "subtopics": self.subtopics }).to_string(),
+                    kljson::json!({ "subtopics": self.subtopics }).to_string(),
                     Vec::new(),
                 )
             }
             RequestKind::Grading => raw(grades(&request.messages[1].content), Vec::new()),
             RequestKind::Rewrite => raw(
-                crate::types::json::json!({ "query": REWRITTEN }).to_string(),
+                kljson::json!({ "query": REWRITTEN }).to_string(),
                 Vec::new(),
             ),
             RequestKind::Reason => {
@@ -79,15 +79,14 @@ impl ResearchScript {
                         format!("Searching for subtopic {n}."),
                         call(
                             "search_web_for_info",
-                            crate::types::json::json!({ "query": format!("tides {n}") })
-                                .to_string(),
+                            kljson::json!({ "query": format!("tides {n}") }).to_string(),
                         ),
                     ),
                     (0, false) | (1, true) => raw(
                         format!("Reading the page for subtopic {n}."),
                         call(
                             "query_page",
-                            crate::types::json::json!({ "query": "moon oceans" }).to_string(),
+                            kljson::json!({ "query": "moon oceans" }).to_string(),
                         ),
                     ),
                     _ => {
@@ -115,14 +114,11 @@ impl ResearchScript {
             }
             RequestKind::Other(name) if name == "review" => {
                 let fixes = if self.review_fixes {
-                    crate::types::json::json!([{ "find": UNSUPPORTED, "replace": "" }])
+                    kljson::json!([{ "find": UNSUPPORTED, "replace": "" }])
                 } else {
-                    crate::types::json::json!([])
+                    kljson::json!([])
                 };
-                raw(
-                    crate::types::json::json!({ "fixes": fixes }).to_string(),
-                    Vec::new(),
-                )
+                raw(kljson::json!({ "fixes": fixes }).to_string(), Vec::new())
             }
             other => panic!("an unexpected {other:?} request in research mode: {request:?}"),
         }
@@ -158,7 +154,7 @@ pub fn grades(request: &str) -> String {
             let (n, title) = rest.split_once("] ")?;
             let n: u32 = n.parse().ok()?;
             let band = title.contains("Band");
-            Some(crate::types::json::json!({
+            Some(kljson::json!({
                 "index": n,
                 "relevant": !band,
                 "confidence": 0.8,
@@ -166,7 +162,7 @@ pub fn grades(request: &str) -> String {
             }))
         })
         .collect();
-    crate::types::json::json!({ "grades": grades }).to_string()
+    kljson::json!({ "grades": grades }).to_string()
 }
 
 /// A search service that answers by the query and counts the searches that finished: a

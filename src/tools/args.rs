@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use super::{ToolError, ToolErrorKind};
-use crate::types::json::FromJson;
+use kljson::FromJson;
 
 /// The argument every tool takes besides its own: why the model calls it, now. The step's
 /// thought falls back to it when the reply has no text (native tool calling often has none).
@@ -25,7 +25,7 @@ pub fn with_reasoning(mut schema: Value) -> Value {
         if let Some(properties) = properties.as_object_mut() {
             properties.insert(
                 REASONING.to_string(),
-                crate::types::json::json!({
+                kljson::json!({
                     "type": "string",
                     "description": "Why you call this tool, now (one short sentence).",
                     "maxLength": REASONING_MAX_CHARS,
@@ -98,7 +98,7 @@ fn model_subschema(schema: &Value) -> Value {
 /// object, or have no reasoning, come back unchanged (their own decoding judges them); a
 /// reasoning that is not a string is an invalid-arguments error.
 pub fn split_reasoning(arguments: &str) -> Result<(Option<String>, Cow<'_, str>), ToolError> {
-    let Ok(Value::Object(mut obj)) = crate::types::json::parse_value(arguments) else {
+    let Ok(Value::Object(mut obj)) = kljson::parse_value(arguments) else {
         return Ok((None, Cow::Borrowed(arguments)));
     };
     let Some(reasoning) = take_reasoning(&mut obj)? else {
@@ -106,7 +106,7 @@ pub fn split_reasoning(arguments: &str) -> Result<(Option<String>, Cow<'_, str>)
     };
     Ok((
         reasoning,
-        Cow::Owned(crate::types::json::to_string(&Value::Object(obj))),
+        Cow::Owned(kljson::to_string(&Value::Object(obj))),
     ))
 }
 
@@ -210,7 +210,7 @@ fn args_value(arguments: &str) -> Result<Value, ToolError> {
     if arguments.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    let mut value = crate::types::json::parse_value(arguments).map_err(|err| {
+    let mut value = kljson::parse_value(arguments).map_err(|err| {
         ToolError::new(
             ToolErrorKind::InvalidArguments,
             format!("the arguments are not valid: {err}"),
@@ -223,7 +223,7 @@ fn args_value(arguments: &str) -> Result<Value, ToolError> {
 }
 
 /// The invalid-arguments error for a decoding error (at a field, or of the whole).
-fn args_error(err: crate::types::json::Error) -> ToolError {
+fn args_error(err: kljson::Error) -> ToolError {
     let message = match err.path() {
         "" => format!("the arguments are not valid: {}", err.message()),
         path => format!("field \"{path}\": {}", err.message()),

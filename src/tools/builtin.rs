@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use super::{
     RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool, REQUEST_INPUT,
 };
-use crate::types::json::FromJson;
+use kljson::FromJson;
 
 /// `request_input`: asks the user a clarifying question. The engine answers it (the run
 /// pauses until the user replies), so [`Tool::run`] is never the way it is carried out.
@@ -49,7 +49,7 @@ impl TypedTool for RequestInput {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: crate::types::json::json!({"question": "Do you mean the 1861 lighthouse or the 1902 one?"}),
+            input: kljson::json!({"question": "Do you mean the 1861 lighthouse or the 1902 one?"}),
             description: "the page describes two lighthouses and the question could mean either"
                 .into(),
         }]

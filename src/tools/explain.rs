@@ -9,8 +9,8 @@ use futures::FutureExt;
 use schemars::JsonSchema;
 
 use super::{ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
-use crate::types::json::FromJson;
 use crate::types::{Selection, ToolCall};
+use kljson::FromJson;
 
 /// The tool's name.
 pub const EXPLAIN_TEXT_WITH_CONTEXT: &str = "explain_text_with_context";
@@ -46,7 +46,7 @@ pub fn prepared_call() -> ToolCall {
     ToolCall {
         id: PREPARED_CALL_ID.to_string(),
         name: EXPLAIN_TEXT_WITH_CONTEXT.to_string(),
-        arguments: crate::types::json::to_string(&crate::types::json::json!({
+        arguments: kljson::to_string(&kljson::json!({
             "text": "selection",
             "context": "paragraph, headings, title, URL and language",
             "reasoning": PREPARED_THOUGHT,
@@ -115,7 +115,7 @@ impl TypedTool for ExplainTextWithContext {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: crate::types::json::json!({"text": "selection", "context": "paragraph and headings", "reasoning": "check which section the term belongs to"}),
+            input: kljson::json!({"text": "selection", "context": "paragraph and headings", "reasoning": "check which section the term belongs to"}),
             description: "read the selection and where it appears again".into(),
         }]
     }

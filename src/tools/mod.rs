@@ -40,8 +40,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::types::json::{FromJson, ToJson};
 use crate::types::{PageInfo, Selection, ToolSpec};
+use kljson::{FromJson, ToJson};
 
 /// The name of the built-in tool the model calls to ask the user.
 pub const REQUEST_INPUT: &str = "request_input";
@@ -86,7 +86,7 @@ pub enum ToolErrorKind {
     Interrupted,
 }
 
-crate::types::names::named_enum!(ToolErrorKind {
+kljson::named_enum!(ToolErrorKind {
     InvalidArguments = "invalid_arguments",
     NotFound = "not_found",
     Timeout = "timeout",
@@ -170,7 +170,7 @@ pub enum Risk {
     High,
 }
 
-crate::types::names::named_enum!(Risk {
+kljson::named_enum!(Risk {
     Low = "low",
     Medium = "medium",
     High = "high",
@@ -231,7 +231,7 @@ impl ToolDefinition {
         for example in &self.examples {
             description.push_str(&format!(
                 "\nExample: {} — {}",
-                crate::types::json::to_string(&example.input),
+                kljson::to_string(&example.input),
                 example.description
             ));
         }

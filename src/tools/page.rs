@@ -12,7 +12,7 @@ use super::{
     decode_args, RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool,
 };
 use crate::page::{self, PageIndex};
-use crate::types::json::FromJson;
+use kljson::FromJson;
 
 /// Characters `read_page` returns by default.
 pub const READ_PAGE_CHARS: usize = 4000;
@@ -148,7 +148,7 @@ impl TypedTool for ReadPage {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: crate::types::json::json!({"offset": 6000}),
+            input: kljson::json!({"offset": 6000}),
             description: "read on from character 6000".into(),
         }]
     }
@@ -206,7 +206,7 @@ impl TypedTool for QueryPage {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: crate::types::json::json!({"query": "opening hours weekend", "k": 5}),
+            input: kljson::json!({"query": "opening hours weekend", "k": 5}),
             description: "find where the page gives the weekend opening hours".into(),
         }]
     }

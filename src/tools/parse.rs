@@ -31,7 +31,7 @@ impl TextCall {
 /// The first tool call in `text` naming one of `tools`. Never panics, whatever the text.
 pub fn tool_call_in_text(text: &str, tools: &[String]) -> Option<TextCall> {
     json_objects(text).find_map(|candidate| {
-        let value: Value = crate::types::json::parse_value(candidate).ok()?;
+        let value: Value = kljson::parse_value(candidate).ok()?;
         let obj = value.as_object()?;
         let name = ["name", "tool", "tool_name"]
             .iter()
@@ -44,7 +44,7 @@ pub fn tool_call_in_text(text: &str, tools: &[String]) -> Option<TextCall> {
             .find_map(|k| obj.get(*k))
         {
             Some(Value::String(s)) => s.clone(),
-            Some(v @ Value::Object(_)) => crate::types::json::to_string(v),
+            Some(v @ Value::Object(_)) => kljson::to_string(v),
             None => "{}".to_string(),
             Some(_) => return None,
         };

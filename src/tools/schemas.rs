@@ -20,7 +20,7 @@ const GENERATED: &str = include_str!("schemas.gen.json");
 pub fn builtin(name: &str) -> Value {
     static PARSED: OnceLock<Map<String, Value>> = OnceLock::new();
     PARSED
-        .get_or_init(|| match crate::types::json::parse(GENERATED) {
+        .get_or_init(|| match kljson::parse(GENERATED) {
             Ok(Value::Object(map)) => map,
             _ => Map::new(),
         })

@@ -10,7 +10,7 @@ use futures::FutureExt;
 use schemars::JsonSchema;
 
 use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
-use crate::types::json::FromJson;
+use kljson::FromJson;
 
 /// The name of the screenshot tool.
 pub const EXTRACT_SCREENSHOT_TEXT: &str = "extract_screenshot_text";
@@ -38,7 +38,7 @@ impl TypedTool for ExtractScreenshotText {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: crate::types::json::json!({}),
+            input: kljson::json!({}),
             description: "the page has little or no readable text".into(),
         }]
     }

@@ -8,7 +8,7 @@ use futures::FutureExt;
 use schemars::JsonSchema;
 
 use super::{RateLimit, Risk, ToolContext, ToolError, ToolErrorKind, ToolExample, TypedTool};
-use crate::types::json::FromJson;
+use kljson::FromJson;
 
 /// The name of the search tool.
 pub const SEARCH_WEB: &str = "search_web_for_info";
@@ -143,7 +143,7 @@ impl TypedTool for SearchWeb {
 
     fn examples(&self) -> Vec<ToolExample> {
         vec![ToolExample {
-            input: crate::types::json::json!({"query": "Eddystone lighthouse 1882 construction"}),
+            input: kljson::json!({"query": "Eddystone lighthouse 1882 construction"}),
             description: "the question needs facts the page does not have".into(),
         }]
     }

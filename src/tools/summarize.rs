@@ -8,7 +8,7 @@ use futures::FutureExt;
 use schemars::JsonSchema;
 
 use super::{RateLimit, ToolContext, ToolError, ToolErrorKind, TypedTool};
-use crate::types::json::FromJson;
+use kljson::FromJson;
 
 /// The name of the summary tool.
 pub const SUMMARIZE_PAGE: &str = "summarize_page_content";

@@ -19,7 +19,7 @@ pub enum Role {
     Tool,
 }
 
-crate::types::names::named_enum!(Role {
+kljson::named_enum!(Role {
     System = "system",
     User = "user",
     Assistant = "assistant",
@@ -161,7 +161,7 @@ pub struct ChatResponse {
 
 pub use super::tokens::estimate_tokens;
 use super::tokens::{estimate_json_tokens_memo, estimate_tokens_memo};
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// Estimated prompt tokens of a request.
 pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// What kind of failure a model call had. [`LlmErrorKind::is_retryable`] is the one place
 /// that decides whether a failure is worth another attempt.
@@ -38,7 +38,7 @@ pub enum LlmErrorKind {
     Deadline,
 }
 
-crate::types::names::named_enum!(LlmErrorKind {
+kljson::named_enum!(LlmErrorKind {
     Network = "network",
     Timeout = "timeout",
     RateLimited = "rate_limited",
@@ -189,7 +189,7 @@ impl Serialize for RunErrorKind {
 }
 
 impl FromJson for RunErrorKind {
-    fn from_json(value: serde_json::Value) -> Result<Self, crate::types::json::Error> {
+    fn from_json(value: serde_json::Value) -> Result<Self, kljson::Error> {
         String::from_json(value).map(|name| Self::from_name(&name))
     }
 
@@ -198,11 +198,11 @@ impl FromJson for RunErrorKind {
     }
 }
 
-crate::types::json::deserialize_via_json!(RunErrorKind);
+kljson::deserialize_via_json!(RunErrorKind);
 
-impl crate::types::json::ToJson for RunErrorKind {
+impl kljson::ToJson for RunErrorKind {
     fn write_json(&self, out: &mut String) {
-        crate::types::json::write_str(out, self.name());
+        kljson::write_str(out, self.name());
     }
 }
 

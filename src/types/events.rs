@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use crate::types::error::ErrorInfo;
-use crate::types::json::{FromJson, ToJson};
 use crate::types::source::Source;
+use kljson::{FromJson, ToJson};
 
 /// Token usage as the UI sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
@@ -46,9 +46,9 @@ impl Finite {
 }
 
 impl FromJson for Finite {
-    fn from_json(value: serde_json::Value) -> Result<Self, crate::types::json::Error> {
+    fn from_json(value: serde_json::Value) -> Result<Self, kljson::Error> {
         let value = f64::from_json(value)?;
-        Self::new(value).ok_or_else(|| crate::types::json::Error::new("not a finite number"))
+        Self::new(value).ok_or_else(|| kljson::Error::new("not a finite number"))
     }
 
     fn placeholder() -> Self {
@@ -56,7 +56,7 @@ impl FromJson for Finite {
     }
 }
 
-crate::types::json::deserialize_via_json!(Finite);
+kljson::deserialize_via_json!(Finite);
 
 /// One trajectory entry as the UI lists it: in `SessionView.steps` and in `step_item`
 /// events. Long texts are cut to [`StepView::MAX_CHARS`] characters; their full length is

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// The longest side an image sent to a model may have, in pixels (Anthropic's recommended
 /// maximum, <https://docs.anthropic.com/en/docs/build-with-claude/vision>; OpenAI and Gemini

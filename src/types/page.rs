@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// A tab's title, URL and readable text, captured when a question is asked.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// One web search hit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
@@ -38,7 +38,7 @@ pub enum SearchErrorKind {
     Config,
 }
 
-crate::types::names::named_enum!(SearchErrorKind {
+kljson::named_enum!(SearchErrorKind {
     Network = "network",
     Timeout = "timeout",
     Status = "status",
@@ -240,7 +240,7 @@ impl Serialize for Confidence {
 }
 
 impl FromJson for Confidence {
-    fn from_json(value: serde_json::Value) -> Result<Self, crate::types::json::Error> {
+    fn from_json(value: serde_json::Value) -> Result<Self, kljson::Error> {
         f64::from_json(value).map(Self::new)
     }
 
@@ -249,9 +249,9 @@ impl FromJson for Confidence {
     }
 }
 
-crate::types::json::deserialize_via_json!(Confidence);
+kljson::deserialize_via_json!(Confidence);
 
-impl crate::types::json::ToJson for Confidence {
+impl kljson::ToJson for Confidence {
     fn write_json(&self, out: &mut String) {
         self.get().write_json(out);
     }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// What a source is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -15,7 +15,7 @@ pub enum SourceKind {
     Web,
 }
 
-crate::types::names::named_enum!(SourceKind {
+kljson::named_enum!(SourceKind {
     Page = "page",
     Web = "web",
 });

@@ -141,7 +141,7 @@ pub fn estimate_json_tokens_memo(value: &serde_json::Value) -> u64 {
     value.hash(&mut hasher);
     // No text is usize::MAX bytes long: the two kinds of key never meet.
     remembered(hasher.finish(), usize::MAX, || {
-        estimate_tokens(&crate::types::json::to_string(value))
+        estimate_tokens(&kljson::to_string(value))
     })
 }
 

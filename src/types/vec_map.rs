@@ -7,6 +7,8 @@
 
 use std::borrow::Borrow;
 
+use kljson::{Error, FromJson, JsonKey, ToJson, ToJsonKey, Value};
+
 /// An ordered map of few keys: a `Vec` of `(key, value)` sorted by key, without duplicates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VecMap<K, V> {
@@ -180,6 +182,26 @@ where
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let map = std::collections::BTreeMap::<K, V>::deserialize(deserializer)?;
         Ok(map.into_iter().collect())
+    }
+}
+
+impl<K: JsonKey + Ord, T: FromJson> FromJson for VecMap<K, T> {
+    fn from_json(value: Value) -> Result<Self, Error> {
+        let mut decoded = Self::new();
+        kljson::decode_entries(value, |k, v| {
+            decoded.insert(k, v);
+        })?;
+        Ok(decoded)
+    }
+
+    fn placeholder() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: ToJsonKey, T: ToJson> ToJson for VecMap<K, T> {
+    fn write_json(&self, out: &mut String) {
+        kljson::write_entries(out, self);
     }
 }
 

@@ -7,7 +7,7 @@ use futures::FutureExt;
 use wasm_bindgen::prelude::*;
 
 use crate::tools::{ToolContext, ToolError, TypedTool};
-use crate::types::json::FromJson;
+use kljson::FromJson;
 
 /// Panics with `message` in a spawned future (as a bug in a run would), after this call
 /// returned.

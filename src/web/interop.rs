@@ -116,8 +116,8 @@ pub async fn call(target: &JsValue, method: &str, args: &[JsValue]) -> Result<Js
 /// A Rust value as a plain JS object, through one JSON string (objects, not `Map`s:
 /// `chrome.storage` and `postMessage` need plain data; and one `JSON.parse` is faster and
 /// far smaller in wasm than converting field by field).
-pub fn to_js<T: crate::types::json::ToJson + ?Sized>(value: &T) -> Result<JsValue, JsError> {
-    let text = crate::types::json::to_string(value);
+pub fn to_js<T: kljson::ToJson + ?Sized>(value: &T) -> Result<JsValue, JsError> {
+    let text = kljson::to_string(value);
     Ok(js_sys::JSON::parse(&text)?)
 }
 
@@ -129,10 +129,10 @@ pub fn to_json_text(value: &JsValue) -> Result<String, JsError> {
 }
 
 /// A plain JS object as a typed Rust value, through one JSON string (`JSON.stringify`, then
-/// [`crate::types::json::decode`]: no converter per type in the wasm).
-pub fn from_js<T: crate::types::json::FromJson>(value: JsValue) -> Result<T, JsError> {
+/// [`kljson::decode`]: no converter per type in the wasm).
+pub fn from_js<T: kljson::FromJson>(value: JsValue) -> Result<T, JsError> {
     let text = to_json_text(&value)?;
-    crate::types::json::decode(&text).map_err(|e| JsError::new("TypeError", e.to_string()))
+    kljson::decode(&text).map_err(|e| JsError::new("TypeError", e.to_string()))
 }
 
 /// Builds a plain object from key-value pairs.

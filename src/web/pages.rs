@@ -12,8 +12,8 @@ use wasm_bindgen::JsValue;
 
 use super::interop::{call, chrome, from_js, object};
 use crate::ports::PageReader;
-use crate::types::json::FromJson;
 use crate::types::{PageInfo, PageReadError};
+use kljson::FromJson;
 
 /// The scripts injected to read a page, in order, relative to the extension root: the
 /// generated constants (`protocol::gen::CONTENT_CONSTANTS`, spelled out so the e2e tier can

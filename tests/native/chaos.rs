@@ -298,7 +298,7 @@ fn plan(results: usize) -> Vec<(&'static str, &'static str)> {
     }
 }
 
-#[derive(knowledgelens::types::json::FromJson, schemars::JsonSchema)]
+#[derive(kljson::FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
     n: u32,

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 const SESSION: &str = "tab:1";
 
-#[derive(knowledgelens::types::json::FromJson, schemars::JsonSchema)]
+#[derive(kljson::FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
     n: u32,

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use futures::executor::block_on;
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
+use kljson::FromJson;
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::phase::{Phase, StopReason};
 use knowledgelens::agent::trajectory::Item;
@@ -17,7 +18,6 @@ use knowledgelens::testing::{
     poll_times, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, YieldingStore,
 };
 use knowledgelens::tools::{ToolBox, ToolContext, ToolError, TypedTool};
-use knowledgelens::types::json::FromJson;
 use schemars::JsonSchema;
 
 #[derive(FromJson, JsonSchema)]

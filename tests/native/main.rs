@@ -65,7 +65,6 @@ mod state_bounds;
 
 // The crate's own libraries.
 mod json;
-mod json_parse;
 mod names;
 mod order;
 mod text;

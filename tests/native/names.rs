@@ -4,7 +4,7 @@
 
 use std::fmt::Debug;
 
-use knowledgelens::types::names::{from_name, Named};
+use kljson::names::{from_name, Named};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;

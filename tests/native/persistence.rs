@@ -85,7 +85,7 @@ fn reader(steps: usize) -> Oracle {
 /// A tool with a side effect, counting how often it really ran.
 struct SendNote(Rc<Cell<u32>>);
 
-#[derive(knowledgelens::types::json::FromJson, schemars::JsonSchema)]
+#[derive(kljson::FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NoteArgs {
     #[serde(default, rename = "offset")]

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use futures::executor::block_on;
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
+use kljson::FromJson;
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::phase::{Phase, PhaseResult, StopReason};
 use knowledgelens::agent::StopSignal;
@@ -14,7 +15,6 @@ use knowledgelens::llm::{LlmErrorKind, Role, ToolCall, Usage};
 use knowledgelens::testing::Phases;
 use knowledgelens::testing::{ManualClock, Reply, ScriptedLlm};
 use knowledgelens::tools::{RateLimit, Risk, ToolBox, ToolContext, ToolError, TypedTool};
-use knowledgelens::types::json::FromJson;
 use knowledgelens::types::RunErrorKind;
 use schemars::JsonSchema;
 

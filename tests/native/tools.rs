@@ -20,7 +20,7 @@ use serde_json::json;
 
 struct Wipe;
 
-#[derive(knowledgelens::types::json::FromJson, schemars::JsonSchema)]
+#[derive(kljson::FromJson, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WipeArgs {
     /// What to wipe.

@@ -57,8 +57,8 @@ test('trait methods sort by trait and method, closures and drop glue last', () =
   assert.equal(sortKey('<a::B as c::Tr>::m::h0123456789abcdef'), 'c::Tr::m|a::B');
   assert.equal(sortKey('a::f::h0123456789abcdef'), 'a::f');
   assert.equal(
-    sortKey('<a::B as knowledgelens::types::json::from::FromJson>::from_json::h0123456789abcdef'),
-    '!json|knowledgelens::types::json::from::FromJson::from_json|a::B',
+    sortKey('<a::B as kljson::from::FromJson>::from_json::h0123456789abcdef'),
+    '!json|kljson::from::FromJson::from_json|a::B',
   );
   assert.equal(sortKey('a::f::{{closure}}::h0123456789abcdef'), '~closure|a::f::{{closure}}');
   assert.equal(

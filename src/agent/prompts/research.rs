@@ -137,6 +137,6 @@ pub fn format(stage: Stage) -> Option<JsonSchemaFormat> {
     };
     Some(JsonSchemaFormat {
         name: name.into(),
-        schema: crate::types::json::parse_value(schema).ok()?,
+        schema: kljson::parse_value(schema).ok()?,
     })
 }

@@ -87,12 +87,12 @@ const REWRITE_SCHEMA_JSON: &str = r#"{"type":"object","properties":{"query":{"ty
 
 /// The schema of a grading reply.
 pub fn grades_schema() -> Value {
-    crate::types::json::parse_value(GRADES_SCHEMA_JSON).unwrap_or_default()
+    kljson::parse_value(GRADES_SCHEMA_JSON).unwrap_or_default()
 }
 
 /// The schema of a rewrite reply.
 pub fn rewrite_schema() -> Value {
-    crate::types::json::parse_value(REWRITE_SCHEMA_JSON).unwrap_or_default()
+    kljson::parse_value(REWRITE_SCHEMA_JSON).unwrap_or_default()
 }
 
 /// The grades of a grading reply for `count` results: one entry per result, `None` where
@@ -103,7 +103,7 @@ pub fn parse_grades(text: &str, count: usize) -> Option<Vec<Option<Grade>>> {
     let grades = std::iter::once(text)
         .chain(json_objects(text))
         .find_map(|candidate| {
-            let value: Value = crate::types::json::parse_value(candidate).ok()?;
+            let value: Value = kljson::parse_value(candidate).ok()?;
             value.get("grades")?.as_array().cloned()
         })?;
     let mut out: Vec<Option<Grade>> = vec![None; count];
@@ -202,7 +202,7 @@ pub fn parse_rewrite(text: &str) -> Option<String> {
     let from_json = std::iter::once(text)
         .chain(json_objects(text))
         .find_map(|candidate| {
-            let value: Value = crate::types::json::parse_value(candidate).ok()?;
+            let value: Value = kljson::parse_value(candidate).ok()?;
             value.get("query")?.as_str().map(str::to_string)
         });
     let query = match from_json {

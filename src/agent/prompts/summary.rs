@@ -177,7 +177,7 @@ pub fn fit_text(text: &str, max_tokens: usize) -> String {
 /// [`MAX_SUMMARY_CHARS`]; `None` when it is empty.
 pub fn parse_summary(text: &str) -> Option<String> {
     let text = text.trim();
-    let text = crate::types::json::parse_value(text)
+    let text = kljson::parse_value(text)
         .ok()
         .and_then(|v| v.get("summary")?.as_str().map(str::to_string))
         .unwrap_or_else(|| text.to_string());

@@ -59,7 +59,7 @@ pub(super) fn call_for(state: &SessionState, ctx: &StepCtx<'_>) -> Option<ToolCa
     Some(ToolCall {
         id: format!("{CALL_ID_PREFIX}{}_{}", state.step, state.trajectory.len()),
         name: QueryPage::NAME.to_string(),
-        arguments: crate::types::json::to_string(&serde_json::json!({ "query": query })),
+        arguments: kljson::to_string(&serde_json::json!({ "query": query })),
     })
 }
 

@@ -39,12 +39,12 @@ fn reasoning_of(call: &ToolCall) -> Option<String> {
 
 /// "Calling {tool} with {arguments}".
 fn described(call: &ToolCall) -> String {
-    let arguments = match crate::types::json::parse_value(&call.arguments) {
+    let arguments = match kljson::parse_value(&call.arguments) {
         Ok(Value::Object(mut obj)) => {
             obj.remove(REASONING);
-            crate::types::json::to_string(&Value::Object(obj))
+            kljson::to_string(&Value::Object(obj))
         }
-        Ok(other) => crate::types::json::to_string(&other),
+        Ok(other) => kljson::to_string(&other),
         Err(_) if call.arguments.trim().is_empty() => "{}".to_string(),
         Err(_) => call
             .arguments

@@ -27,7 +27,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::types::json::{self, json};
+use kljson::{self as json, json};
 
 use super::doctor;
 use super::provider::ProviderConfig;
@@ -184,7 +184,7 @@ impl StreamAccumulator {
     /// Applies one event's data; returns the answer text it added, if any. Data that is
     /// not JSON is ignored; an error object or a blocked prompt is an error.
     pub fn apply(&mut self, data: &str) -> Result<Option<String>, LlmError> {
-        let Ok(value) = crate::types::json::parse_value(data.trim()) else {
+        let Ok(value) = kljson::parse_value(data.trim()) else {
             return Ok(None);
         };
         self.apply_value(&value)
@@ -273,7 +273,7 @@ impl StreamAccumulator {
                     arguments: call
                         .get("args")
                         .filter(|a| !a.is_null())
-                        .map_or_else(|| "{}".into(), crate::types::json::to_string),
+                        .map_or_else(|| "{}".into(), kljson::to_string),
                 });
             }
         }
@@ -340,7 +340,7 @@ fn blocked_prompt(reason: &str, message: Option<&str>) -> LlmError {
 /// JSON is taken as plain text, never an error.
 pub fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
     let mut acc = StreamAccumulator::new();
-    match crate::types::json::parse_value(body) {
+    match kljson::parse_value(body) {
         Ok(Value::Array(chunks)) => {
             for chunk in &chunks {
                 acc.apply_value(chunk)?;
@@ -416,7 +416,7 @@ fn retry_delay_ms(err: &Value) -> Option<u64> {
 /// `{"error": {"code", "message", "status", "details"}}` (sometimes inside an array); the
 /// detail is its `message`, and a 429's `RetryInfo` becomes the wait.
 pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError {
-    let value = crate::types::json::parse_value(body).ok();
+    let value = kljson::parse_value(body).ok();
     let value = match value {
         Some(Value::Array(mut items)) if !items.is_empty() => items.swap_remove(0),
         other => other.unwrap_or(Value::Null),
@@ -442,7 +442,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
 /// Model names from a `GET /models` body: those that support `generateContent` (or do not
 /// say), without the `models/` prefix.
 pub fn parse_models(body: &str) -> Result<Vec<String>, LlmError> {
-    let value: Value = crate::types::json::parse_value(body).map_err(|e| {
+    let value: Value = kljson::parse_value(body).map_err(|e| {
         LlmError::new(
             LlmErrorKind::BadRequest,
             format!("The model list is not the JSON Gemini sends (GET /models): {e}"),

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::types::json::json;
+use kljson::json;
 
 /// The JSON Schema keywords Gemini's `parameters` accept; all others are dropped.
 pub const SCHEMA_KEYS: &[&str] = &[

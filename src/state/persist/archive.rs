@@ -11,7 +11,7 @@ use super::{
 };
 use crate::ports::{StateStore, StoreError};
 use crate::state::{SessionState, SCHEMA_VERSION};
-use crate::types::json::{FromJson, ToJson};
+use kljson::{FromJson, ToJson};
 
 /// Storage key prefix of archived conversations.
 pub const ARCHIVE_PREFIX: &str = "conv:";
@@ -123,7 +123,7 @@ pub async fn archive_conversation(
         state: &kept,
     };
     // Plain data with string keys: serializing cannot fail.
-    let text = crate::types::json::to_string(&record);
+    let text = kljson::to_string(&record);
     let mut rounds = 0;
     loop {
         match store.set(vec![(summary.id.clone(), text.clone())]).await {
@@ -166,7 +166,7 @@ pub async fn list_archived(store: &dyn StateStore) -> Result<Vec<ArchiveSummary>
         .zip(values)
         .filter_map(|(key, value)| {
             let text = value?;
-            match crate::types::json::decode::<SummaryOnly>(&text) {
+            match kljson::decode::<SummaryOnly>(&text) {
                 Ok(s) if s.summary.id == *key => Some(s.summary),
                 Ok(_) => {
                     crate::ports::log(&format!(
@@ -205,7 +205,7 @@ pub async fn load_archived(
     };
     check_version(&text)?;
     let record: Record<SessionState> =
-        crate::types::json::decode(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+        kljson::decode(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
     if record.summary.id != id {
         return Err(StateError::Corrupted(format!(
             "record of {} stored under {id}",
@@ -238,7 +238,7 @@ pub async fn drop_oldest_archived(store: &dyn StateStore) -> Result<bool, StoreE
         .zip(values)
         .map(|(key, value)| {
             let updated = value
-                .and_then(|t| crate::types::json::decode::<SummaryOnly>(&t).ok())
+                .and_then(|t| kljson::decode::<SummaryOnly>(&t).ok())
                 .map_or(0, |s| s.summary.updated_at);
             (updated, archive_order(&key), key)
         })

@@ -103,57 +103,56 @@ pub fn items() -> Vec<Value> {
 /// are string literals or variables (anything that is `AsRef<str>`), arrays, `null`, and any
 /// expression whose type is [`ToValue`] (up to the next comma at its level). The tests below
 /// hold it to serde_json's macro.
+#[macro_export]
 macro_rules! json {
     (null) => {
-        ::serde_json::Value::Null
+        $crate::Value::Null
     };
     ({ $($body:tt)* }) => {{
         #[allow(unused_mut)]
-        let mut map = ::serde_json::Map::new();
-        $crate::types::json::json!(@object map () ($($body)*));
-        ::serde_json::Value::Object(map)
+        let mut map = $crate::Map::new();
+        $crate::json!(@object map () ($($body)*));
+        $crate::Value::Object(map)
     }};
     ([ $($body:tt)* ]) => {{
         #[allow(unused_mut)]
-        let mut items = $crate::types::json::build::items();
-        $crate::types::json::json!(@array items () ($($body)*));
-        ::serde_json::Value::Array(items)
+        let mut items = $crate::build::items();
+        $crate::json!(@array items () ($($body)*));
+        $crate::Value::Array(items)
     }};
     ($value:expr) => {
-        $crate::types::json::ToValue::to_value(&$value)
+        $crate::ToValue::to_value(&$value)
     };
 
     // An object's members: `key: value` pairs, the value's tokens gathered up to its comma.
     (@object $map:ident () ()) => {};
     (@object $map:ident () ($key:tt : $($rest:tt)*)) => {
-        $crate::types::json::json!(@member $map $key () ($($rest)*));
+        $crate::json!(@member $map $key () ($($rest)*));
     };
     (@member $map:ident $key:tt ($($value:tt)+) ($(,)?)) => {
-        $crate::types::json::build::put(&mut $map, ::core::convert::AsRef::<str>::as_ref(&$key), $crate::types::json::json!($($value)+));
+        $crate::build::put(&mut $map, ::core::convert::AsRef::<str>::as_ref(&$key), $crate::json!($($value)+));
     };
     (@member $map:ident $key:tt ($($value:tt)+) (, $($rest:tt)+)) => {
-        $crate::types::json::build::put(&mut $map, ::core::convert::AsRef::<str>::as_ref(&$key), $crate::types::json::json!($($value)+));
-        $crate::types::json::json!(@object $map () ($($rest)+));
+        $crate::build::put(&mut $map, ::core::convert::AsRef::<str>::as_ref(&$key), $crate::json!($($value)+));
+        $crate::json!(@object $map () ($($rest)+));
     };
     (@member $map:ident $key:tt ($($value:tt)*) ($next:tt $($rest:tt)*)) => {
-        $crate::types::json::json!(@member $map $key ($($value)* $next) ($($rest)*));
+        $crate::json!(@member $map $key ($($value)* $next) ($($rest)*));
     };
 
     // An array's items, each gathered up to its comma.
     (@array $items:ident () ()) => {};
     (@array $items:ident ($($item:tt)+) ($(,)?)) => {
-        $items.push($crate::types::json::json!($($item)+));
+        $items.push($crate::json!($($item)+));
     };
     (@array $items:ident ($($item:tt)+) (, $($rest:tt)+)) => {
-        $items.push($crate::types::json::json!($($item)+));
-        $crate::types::json::json!(@array $items () ($($rest)+));
+        $items.push($crate::json!($($item)+));
+        $crate::json!(@array $items () ($($rest)+));
     };
     (@array $items:ident ($($item:tt)*) ($next:tt $($rest:tt)*)) => {
-        $crate::types::json::json!(@array $items ($($item)* $next) ($($rest)*));
+        $crate::json!(@array $items ($($item)* $next) ($($rest)*));
     };
 }
-
-pub(crate) use json;
 
 #[cfg(test)]
 mod tests {

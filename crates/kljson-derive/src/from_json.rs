@@ -32,14 +32,14 @@ pub(crate) fn expand(_input: &DeriveInput, container: &Container) -> syn::Result
     let placeholder = placeholder_body(container)?;
     let decode_into = into.map(|into| {
         quote! {
-            fn decode_into(&mut self, value: ::serde_json::Value) -> ::core::result::Result<(), #json::Error> {
+            fn decode_into(&mut self, value: #json::Value) -> ::core::result::Result<(), #json::Error> {
                 #into
             }
         }
     });
     Ok(quote! {
         impl #impl_generics #json::FromJson for #ident #ty_generics #where_clause {
-            fn from_json(value: ::serde_json::Value) -> ::core::result::Result<Self, #json::Error> {
+            fn from_json(value: #json::Value) -> ::core::result::Result<Self, #json::Error> {
                 #body
             }
 
@@ -50,8 +50,8 @@ pub(crate) fn expand(_input: &DeriveInput, container: &Container) -> syn::Result
             }
         }
 
-        impl #de_impl_generics ::serde::Deserialize<'de> for #ident #ty_generics #where_clause {
-            fn deserialize<__D: ::serde::Deserializer<'de>>(
+        impl #de_impl_generics #json::__private::serde::Deserialize<'de> for #ident #ty_generics #where_clause {
+            fn deserialize<__D: #json::__private::serde::Deserializer<'de>>(
                 deserializer: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
                 #json::deserialize(deserializer)
@@ -416,7 +416,7 @@ fn enum_body(container: &Container, variants: &[Variant], name: &str) -> syn::Re
                 TagType::Adjacent { tag, content } => quote! {
                     let mut __fields = #json::Fields::of(value, #expected)?;
                     let __name: ::std::string::String = __fields.take(#tag)?;
-                    let __content: ::core::option::Option<::serde_json::Value> = __fields.take_opt(#content)?;
+                    let __content: ::core::option::Option<#json::Value> = __fields.take_opt(#content)?;
                 },
                 _ => quote! {
                     let (__name, __content) = #json::external(value, #expected)?;
@@ -476,7 +476,7 @@ fn enum_body(container: &Container, variants: &[Variant], name: &str) -> syn::Re
                 .map(|v| {
                     let body = untagged_variant(container, v, name)?;
                     Ok(quote! {
-                        if let ::core::result::Result::Ok(v) = (|value: ::serde_json::Value| -> ::core::result::Result<Self, #json::Error> { #body })(value.clone()) {
+                        if let ::core::result::Result::Ok(v) = (|value: #json::Value| -> ::core::result::Result<Self, #json::Error> { #body })(value.clone()) {
                             return ::core::result::Result::Ok(v);
                         }
                     })

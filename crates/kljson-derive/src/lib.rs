@@ -1,7 +1,7 @@
-//! `#[derive(FromJson)]`: a decoder from a parsed `serde_json::Value` for KnowledgeLens's
-//! types, and a `serde::Deserialize` that goes through it (`from_json`); `#[derive(ToJson)]`:
+//! `#[derive(FromJson)]`: a decoder from a parsed `serde_json::Value` for a type that also
+//! derives serde's `Serialize`, and a `serde::Deserialize` that goes through it (`from_json`); `#[derive(ToJson)]`:
 //! the writer of their JSON (`to_json`). The runtime and the reasons are in
-//! `knowledgelens::types::json`.
+//! `kljson`.
 //!
 //! The type's `#[serde(...)]` attributes are read by `serde_derive_internals`, serde's own
 //! parser of them, so a field's name, default and representation are the ones the derived
@@ -18,14 +18,14 @@ use syn::{parse_macro_input, DeriveInput, Ident};
 mod from_json;
 mod to_json;
 
-/// Derives `knowledgelens::types::json::FromJson` and a `serde::Deserialize` through it.
+/// Derives `kljson::FromJson` and a `serde::Deserialize` through it.
 #[proc_macro_derive(FromJson, attributes(serde))]
 pub fn derive_from_json(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     derive_with(&input, Derive::Deserialize, from_json::expand)
 }
 
-/// Derives `knowledgelens::types::json::ToJson`: writes the value as the derived
+/// Derives `kljson::ToJson`: writes the value as the derived
 /// `serde::Serialize` beside it would through `serde_json::to_string` (`tests/native/json.rs`
 /// compares the two on the crate's own types).
 #[proc_macro_derive(ToJson, attributes(serde))]
@@ -54,9 +54,9 @@ fn derive_with(
     }
 }
 
-/// Where the runtime is (the crate names itself `knowledgelens` with `extern crate self`).
+/// Where the runtime is: the `kljson` crate, a dependency of every crate that derives.
 fn json_path() -> TokenStream {
-    quote!(::knowledgelens::types::json)
+    quote!(::kljson)
 }
 
 /// The field a `#[serde(transparent)]` struct stands for (serde's checks mark it).

@@ -1,13 +1,12 @@
 //! [`ToJson`]: writing JSON text, the other half of the codec, for the same reason (one
 //! small writer per type, no serializer generated per type and format).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::value::{write_int, write_str, write_value};
-use crate::types::VecMap;
 
 /// A value that writes itself as JSON text, exactly as its derived `serde::Serialize` does
 /// through `serde_json::to_string` (`tests/native/json.rs` checks that on the crate's types).
@@ -266,13 +265,21 @@ impl ToJsonKey for String {
     }
 }
 
-impl<K: ToJsonKey, T: ToJson> ToJson for VecMap<K, T> {
+/// Writes a map's entries as a JSON object (a map type's [`ToJson`]).
+pub fn write_entries<'a, K: ToJsonKey + 'a, T: ToJson + 'a>(
+    out: &mut String,
+    entries: impl IntoIterator<Item = (&'a K, &'a T)>,
+) {
+    let mut obj = Obj::new(out);
+    for (k, v) in entries {
+        obj.field(k.json_key(), v);
+    }
+    obj.end();
+}
+
+impl<K: ToJsonKey, T: ToJson> ToJson for BTreeMap<K, T> {
     fn write_json(&self, out: &mut String) {
-        let mut obj = Obj::new(out);
-        for (k, v) in self {
-            obj.field(k.json_key(), v);
-        }
-        obj.end();
+        write_entries(out, self);
     }
 }
 

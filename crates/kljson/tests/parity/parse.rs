@@ -1,8 +1,8 @@
-//! `types::json::parse_value`, the crate's JSON parser, against serde_json's
+//! `parse_value`, the crate's JSON parser, against serde_json's
 //! `from_str::<Value>` on arbitrary text: the same value, or the same error message with
 //! the same line and column.
 
-use knowledgelens::types::json::parse_value;
+use kljson::parse_value;
 use proptest::prelude::*;
 use serde_json::Value;
 

@@ -1,9 +1,10 @@
-//! The crate's unit enums (stored and sent as snake_case strings): [`named_enum!`] lists an
-//! enum's variants and names once and writes `ALL`, `name`, `from_name` and `Deserialize`
-//! from that list. Decoding goes through one shared visitor instead of serde's derived enum
+//! Enums of unit variants stored and sent as their names (snake_case strings):
+//! [`named_enum!`](crate::named_enum) lists an enum's variants and names once and writes
+//! `ALL`, `name`, `from_name`, `Deserialize`, [`FromJson`](crate::FromJson) and
+//! [`ToJson`](crate::ToJson) from that list. Decoding goes through one shared visitor instead of serde's derived enum
 //! decoder per type, which cost about 1.3 KB of wasm each; the errors are serde's own
-//! ("unknown variant `x`, expected one of ..."). The enums keep serde's derived `Serialize`,
-//! and `tests/native/names.rs` checks that it writes each variant's name.
+//! ("unknown variant `x`, expected one of ..."). The enums keep serde's derived `Serialize`;
+//! `tests/parity/names.rs` holds the macro to serde's derives.
 
 use serde::de::{self, Deserializer, Visitor};
 
@@ -55,6 +56,7 @@ impl Visitor<'_> for NameVisitor {
 /// the one list of a unit enum's variants and names. It writes `Type::ALL` (every variant, in
 /// declaration order), `Type::name` (the variant's name; its `match` does not compile while a
 /// variant is left out), `Type::from_name`, [`Named`] and `Deserialize`.
+#[macro_export]
 macro_rules! named_enum {
     ($ty:ident { $($variant:ident = $name:literal),+ $(,)? }) => {
         impl $ty {
@@ -70,24 +72,24 @@ macro_rules! named_enum {
 
             /// The variant named `name`, if there is one.
             pub fn from_name(name: &str) -> Option<Self> {
-                $crate::types::names::from_name(name)
+                $crate::names::from_name(name)
             }
         }
 
-        impl $crate::types::names::Named for $ty {
+        impl $crate::names::Named for $ty {
             const VARIANTS: &'static [Self] = &Self::ALL;
             const NAMES: &'static [&'static str] = &[$($name),+];
         }
 
-        impl<'de> serde::Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $crate::types::names::deserialize(deserializer)
+        impl<'de> $crate::__private::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::names::deserialize(deserializer)
             }
         }
 
-        impl $crate::types::json::FromJson for $ty {
-            fn from_json(value: serde_json::Value) -> Result<Self, $crate::types::json::Error> {
-                $crate::types::json::named(value)
+        impl $crate::FromJson for $ty {
+            fn from_json(value: $crate::Value) -> Result<Self, $crate::Error> {
+                $crate::named(value)
             }
 
             fn placeholder() -> Self {
@@ -95,23 +97,22 @@ macro_rules! named_enum {
             }
         }
 
-        impl $crate::types::json::ToJson for $ty {
+        impl $crate::ToJson for $ty {
             fn write_json(&self, out: &mut String) {
-                $crate::types::json::write_str(out, self.name());
+                $crate::write_str(out, self.name());
             }
         }
 
-        impl $crate::types::json::ToJsonKey for $ty {
+        impl $crate::ToJsonKey for $ty {
             fn json_key(&self) -> &str {
                 self.name()
             }
         }
 
-        impl $crate::types::json::JsonKey for $ty {
-            fn from_key(key: String) -> Result<Self, $crate::types::json::Error> {
-                $crate::types::json::named(serde_json::Value::String(key))
+        impl $crate::JsonKey for $ty {
+            fn from_key(key: String) -> Result<Self, $crate::Error> {
+                $crate::named($crate::Value::String(key))
             }
         }
     };
 }
-pub(crate) use named_enum;

@@ -1,13 +1,12 @@
 //! [`FromJson`] and its implementations for the JSON data model's values and the standard
 //! containers.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::{Error, Fields};
-use crate::types::VecMap;
 
 /// A value that decodes from a parsed JSON [`Value`].
 pub trait FromJson: Sized {
@@ -195,7 +194,7 @@ impl<T: FromJson> FromJson for VecDeque<T> {
     }
 }
 
-/// The entries of an object.
+/// The entries of an object, or the error that `value` is not a map.
 fn entries(value: Value) -> Result<Map<String, Value>, Error> {
     match value {
         Value::Object(map) => Ok(map),
@@ -203,8 +202,8 @@ fn entries(value: Value) -> Result<Map<String, Value>, Error> {
     }
 }
 
-/// A unit enum written as its name (`types::names::named_enum!`).
-pub fn named<T: crate::types::names::Named>(value: Value) -> Result<T, Error> {
+/// A unit enum written as its name ([`named_enum!`](crate::named_enum)).
+pub fn named<T: crate::names::Named>(value: Value) -> Result<T, Error> {
     let index = name_index(value, T::NAMES)?;
     // `named_enum!` lists each variant with its name: the two lists have the same length.
     T::VARIANTS
@@ -217,8 +216,9 @@ pub fn named<T: crate::types::names::Named>(value: Value) -> Result<T, Error> {
 #[inline(never)]
 fn name_index(value: Value, names: &'static [&'static str]) -> Result<usize, Error> {
     match value {
-        Value::String(name) => crate::types::names::index_of(names, &name)
-            .ok_or_else(|| Error::unknown_variant(&name, names)),
+        Value::String(name) => {
+            crate::names::index_of(names, &name).ok_or_else(|| Error::unknown_variant(&name, names))
+        }
         other => Err(Error::invalid_type(&other, "variant identifier")),
     }
 }
@@ -235,14 +235,26 @@ impl JsonKey for String {
     }
 }
 
-impl<K: JsonKey + Ord, T: FromJson> FromJson for VecMap<K, T> {
+/// Decodes the entries of an object into a map through `insert` (a map type's
+/// [`FromJson`]); an error names the entry's key.
+pub fn decode_entries<K: JsonKey, T: FromJson>(
+    value: Value,
+    mut insert: impl FnMut(K, T),
+) -> Result<(), Error> {
+    for (k, v) in entries(value)? {
+        let v = T::from_json(v).map_err(|e| e.in_field(&k))?;
+        let key = K::from_key(k.clone()).map_err(|e| e.in_field(&k))?;
+        insert(key, v);
+    }
+    Ok(())
+}
+
+impl<K: JsonKey + Ord, T: FromJson> FromJson for BTreeMap<K, T> {
     fn from_json(value: Value) -> Result<Self, Error> {
         let mut decoded = Self::new();
-        for (k, v) in entries(value)? {
-            let v = T::from_json(v).map_err(|e| e.in_field(&k))?;
-            let key = K::from_key(k.clone()).map_err(|e| e.in_field(&k))?;
-            decoded.insert(key, v);
-        }
+        decode_entries(value, |k, v| {
+            decoded.insert(k, v);
+        })?;
         Ok(decoded)
     }
 
