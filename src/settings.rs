@@ -213,7 +213,7 @@ impl Default for Settings {
             search_base_url: String::new(),
             search_api_key: String::new(),
             search_offered: false,
-            model_deadline_secs: crate::llm::wire::DEFAULT_TOTAL_MS / 1000,
+            model_deadline_secs: crate::llm::transport::DEFAULT_TOTAL_MS / 1000,
         }
     }
 }

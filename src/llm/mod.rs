@@ -1,19 +1,12 @@
 //! Chat-model wire types shared by every provider, the error kinds of a model call and the
 //! single place that decides which of them are worth retrying. Pure: no browser access.
 
-pub mod anthropic;
-pub mod bounds;
-pub mod builtin;
-pub mod doctor;
-pub mod gemini;
-pub mod keys;
-pub mod ollama;
-pub mod openai;
+pub mod diagnosis;
+pub mod formats;
 pub mod prices;
+pub mod prompted_tools;
 pub mod provider;
-pub mod sse;
-mod turns;
-pub mod wire;
+pub mod transport;
 
 pub use provider::{Capabilities, Provider, ProviderConfig};
 
@@ -22,12 +15,12 @@ pub use crate::types::error::{LlmError, LlmErrorKind};
 
 /// The wire format for `config`'s provider, or `None` for Chrome's built-in model (which
 /// the browser layer provides without HTTP).
-pub fn wire_for(config: ProviderConfig) -> Option<Box<dyn wire::WireFormat>> {
+pub fn wire_for(config: ProviderConfig) -> Option<Box<dyn transport::WireFormat>> {
     match config.provider {
-        Provider::OpenaiCompatible => Some(Box::new(openai::OpenAiWire::new(config))),
-        Provider::Ollama => Some(Box::new(ollama::OllamaWire::new(config))),
-        Provider::Anthropic => Some(Box::new(anthropic::AnthropicWire::new(config))),
-        Provider::Gemini => Some(Box::new(gemini::GeminiWire::new(config))),
+        Provider::OpenaiCompatible => Some(Box::new(formats::openai::OpenAiWire::new(config))),
+        Provider::Ollama => Some(Box::new(formats::ollama::OllamaWire::new(config))),
+        Provider::Anthropic => Some(Box::new(formats::anthropic::AnthropicWire::new(config))),
+        Provider::Gemini => Some(Box::new(formats::gemini::GeminiWire::new(config))),
         Provider::ChromeBuiltin => None,
     }
 }

@@ -251,7 +251,7 @@ pub fn protocol_js() -> String {
         (
             "\"Model call deadline\" (seconds): the default and the bounds a setting must keep.",
             "MODEL_DEADLINE",
-            json!({"default": crate::llm::wire::DEFAULT_TOTAL_MS / 1000, "min": MODEL_DEADLINE_RANGE.0, "max": MODEL_DEADLINE_RANGE.1}),
+            json!({"default": crate::llm::transport::DEFAULT_TOTAL_MS / 1000, "min": MODEL_DEADLINE_RANGE.0, "max": MODEL_DEADLINE_RANGE.1}),
         ),
         (
             "Context window bounds a setting must keep (0: the model's default).",

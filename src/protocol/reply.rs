@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{ApiError, SessionView};
-use crate::llm::doctor::Diagnosis;
+use crate::llm::diagnosis::doctor::Diagnosis;
 use crate::llm::provider::{Capabilities, Provider};
 use crate::settings::{Settings, WebSearch};
 use crate::state::ArchiveSummary;

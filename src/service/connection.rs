@@ -2,7 +2,7 @@
 //! list, and the doctor's diagnosis with the facts it needs gathered first.
 
 use super::Service;
-use crate::llm::doctor::{self, DoctorContext};
+use crate::llm::diagnosis::doctor::{self, DoctorContext};
 use crate::llm::{ChatMessage, ChatRequest, LlmError, LlmErrorKind, Role};
 use crate::protocol::reply::{Connected, ConnectionFailed, ConnectionReply, ModelsReply};
 use crate::protocol::ApiError;

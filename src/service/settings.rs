@@ -2,7 +2,7 @@
 //! used), save (validated and normalized), and whether a model is set up at all.
 
 use super::Service;
-use crate::llm::{doctor, keys};
+use crate::llm::diagnosis::{doctor, keys};
 use crate::protocol::reply::{SearchOfferReply, SettingsReply};
 use crate::protocol::{ApiError, ApiErrorKind, SearchOfferAnswer};
 use crate::settings::{Settings, SettingsError, WebSearch, DEFAULT_BASE_URL};

@@ -16,8 +16,8 @@ use super::interop::{call, chrome, object, to_js, to_json_text, JsError};
 use super::notifier::ChromeNotifier;
 use super::pages::ChromePages;
 use super::storage::{Area, ChromeStore};
-use crate::llm::bounds::WithDeadline;
-use crate::llm::wire::{HttpLlm, Timeouts};
+use crate::llm::transport::bounds::WithDeadline;
+use crate::llm::transport::{HttpLlm, Timeouts};
 use crate::llm::{LlmError, ProviderConfig};
 use crate::ports::Clock;
 use crate::ports::LlmClient;
@@ -39,7 +39,7 @@ struct WebModels {
 type ClientKey = (ProviderConfig, u64);
 
 /// An HTTP client for `wire` whose calls end by the "Model call deadline" of `settings`.
-fn http_llm(settings: &Settings, wire: Box<dyn crate::llm::wire::WireFormat>) -> HttpLlm {
+fn http_llm(settings: &Settings, wire: Box<dyn crate::llm::transport::WireFormat>) -> HttpLlm {
     let total_ms = settings.model_deadline_secs.saturating_mul(1000);
     HttpLlm::new(Rc::new(FetchHttp), Rc::new(JsClock), wire)
         .with_timeouts(Timeouts::with_total_ms(total_ms))

@@ -1,11 +1,11 @@
 //! [`BuiltinModel`]: an [`LlmClient`] on Chrome's built-in model (the Prompt API's global
 //! `LanguageModel`, looked up at call time so tests can install a stand-in). Nothing leaves
-//! the machine. The request mapping is pure ([`crate::llm::builtin`]); this file only calls
+//! the machine. The request mapping is pure ([`crate::llm::formats::builtin`]); this file only calls
 //! the API: `availability()`, `create({initialPrompts})`, `prompt` / `promptStreaming`, and
 //! `destroy()` plus an abort when the call is dropped (Stop, a timeout), and the session's
 //! context accounting (`contextUsage`, `contextWindow`, `measureContextUsage`, or their older
 //! names `inputUsage`, `inputQuota`, `measureInputUsage`; sources in
-//! [`crate::llm::builtin::ContextCount`]) to refuse a prompt that cannot fit and to report
+//! [`crate::llm::formats::builtin::ContextCount`]) to refuse a prompt that cannot fit and to report
 //! the model's own token usage. Without those members the usage is left to the engine's
 //! estimate.
 
@@ -16,8 +16,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
 
 use super::interop::{call, object, to_js, JsError};
-use crate::llm::builtin::{plan, Availability, ContextCount, StreamText};
-use crate::llm::{doctor, ChatRequest, ChatResponse, LlmError};
+use crate::llm::diagnosis::doctor;
+use crate::llm::formats::builtin::{plan, Availability, ContextCount, StreamText};
+use crate::llm::{ChatRequest, ChatResponse, LlmError};
 use crate::ports::LlmClient;
 
 /// The built-in model.
@@ -158,7 +159,7 @@ async fn measure(session: &JsValue, prompt: &JsValue, options: &JsValue) -> Opti
 }
 
 fn failed(err: JsError) -> LlmError {
-    crate::llm::builtin::failure(&err.name, &err.message)
+    crate::llm::formats::builtin::failure(&err.name, &err.message)
 }
 
 async fn complete(

@@ -8,9 +8,9 @@
 use std::rc::Rc;
 
 use crate::wire_common::*;
-use knowledgelens::llm::anthropic::{self, AnthropicWire};
-use knowledgelens::llm::doctor::{diagnose, DoctorContext, Problem};
-use knowledgelens::llm::wire::{HttpLlm, WireFormat};
+use knowledgelens::llm::diagnosis::doctor::{diagnose, DoctorContext, Problem};
+use knowledgelens::llm::formats::anthropic::{self, AnthropicWire};
+use knowledgelens::llm::transport::{HttpLlm, WireFormat};
 use knowledgelens::llm::{
     wire_for, ChatMessage, ChatRequest, LlmErrorKind, Provider, ProviderConfig, Role, ToolCall,
 };

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
-use knowledgelens::llm::doctor;
+use knowledgelens::llm::diagnosis::doctor;
 use knowledgelens::llm::{LlmError, LlmErrorKind, ProviderConfig};
 use knowledgelens::ports::LlmClient;
 use knowledgelens::service::{ModelFactory, Ports, Service};

@@ -5,8 +5,9 @@
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::context;
 use knowledgelens::agent::{Engine, StopSignal};
+use knowledgelens::llm::diagnosis::doctor;
+use knowledgelens::llm::formats::{anthropic, builtin, gemini, ollama, openai};
 use knowledgelens::llm::provider::Provider;
-use knowledgelens::llm::{anthropic, builtin, doctor, gemini, ollama, openai};
 use knowledgelens::llm::{LlmError, LlmErrorKind, ProviderConfig};
 use knowledgelens::state::{PageInfo, RunStatus, SessionState};
 use knowledgelens::testing::{ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm};

@@ -9,9 +9,9 @@
 use std::rc::Rc;
 
 use crate::wire_common::*;
-use knowledgelens::llm::doctor::{diagnose, DoctorContext, Problem};
-use knowledgelens::llm::gemini::{self, GeminiWire};
-use knowledgelens::llm::wire::{HttpLlm, WireFormat};
+use knowledgelens::llm::diagnosis::doctor::{diagnose, DoctorContext, Problem};
+use knowledgelens::llm::formats::gemini::{self, GeminiWire};
+use knowledgelens::llm::transport::{HttpLlm, WireFormat};
 use knowledgelens::llm::{
     wire_for, ChatMessage, ChatRequest, LlmErrorKind, Provider, ProviderConfig, Role,
 };

@@ -10,10 +10,12 @@ use std::rc::Rc;
 use crate::wire_common::*;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
-use knowledgelens::llm::bounds::{self, WithDeadline};
-use knowledgelens::llm::wire::{HttpLlm, Timeouts, WireFormat};
-use knowledgelens::llm::{
+use knowledgelens::llm::formats::{
     anthropic::AnthropicWire, gemini::GeminiWire, ollama::OllamaWire, openai::OpenAiWire,
+};
+use knowledgelens::llm::transport::bounds::{self, WithDeadline};
+use knowledgelens::llm::transport::{HttpLlm, Timeouts, WireFormat};
+use knowledgelens::llm::{
     ChatRequest, ChatResponse, LlmError, LlmErrorKind, Provider, ProviderConfig,
 };
 use knowledgelens::ports::LlmClient;

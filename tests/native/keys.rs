@@ -13,8 +13,8 @@ use std::rc::Rc;
 
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
-use knowledgelens::llm::keys::KEY_MARK;
-use knowledgelens::llm::wire::HttpLlm;
+use knowledgelens::llm::diagnosis::keys::KEY_MARK;
+use knowledgelens::llm::transport::HttpLlm;
 use knowledgelens::llm::LlmError;
 use knowledgelens::ports::{
     HttpBody, HttpClient, HttpError, HttpRequest, HttpResponse, LlmClient, StateStore,

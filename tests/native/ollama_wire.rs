@@ -6,9 +6,9 @@
 use std::rc::Rc;
 
 use crate::wire_common::*;
-use knowledgelens::llm::doctor::{diagnose, DoctorContext, Problem};
-use knowledgelens::llm::ollama::{self, OllamaWire};
-use knowledgelens::llm::wire::WireFormat;
+use knowledgelens::llm::diagnosis::doctor::{diagnose, DoctorContext, Problem};
+use knowledgelens::llm::formats::ollama::{self, OllamaWire};
+use knowledgelens::llm::transport::WireFormat;
 use knowledgelens::llm::{
     wire_for, ChatMessage, LlmErrorKind, Provider, ProviderConfig, Role, ToolCall,
 };
@@ -28,7 +28,7 @@ fn config() -> ProviderConfig {
     }
 }
 
-fn llm(http: &Rc<ScriptedHttp>) -> knowledgelens::llm::wire::HttpLlm {
+fn llm(http: &Rc<ScriptedHttp>) -> knowledgelens::llm::transport::HttpLlm {
     client(http, Box::new(OllamaWire::new(config())))
 }
 

@@ -3,7 +3,7 @@
 //! sends (large tool-call indexes included), and what they return stays within what was
 //! sent. Wire format: <https://platform.openai.com/docs/api-reference/chat>.
 
-use knowledgelens::llm::openai::{
+use knowledgelens::llm::formats::openai::{
     parse_error, parse_models, parse_response, StreamAccumulator, MAX_STREAMED_TOOL_CALLS,
 };
 use knowledgelens::llm::{LlmErrorKind, ProviderConfig};

@@ -8,8 +8,8 @@ use std::rc::Rc;
 
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
-use knowledgelens::llm::openai::{build_request, OpenAiWire};
-use knowledgelens::llm::wire::HttpLlm;
+use knowledgelens::llm::formats::openai::{build_request, OpenAiWire};
+use knowledgelens::llm::transport::HttpLlm;
 use knowledgelens::llm::ProviderConfig;
 use knowledgelens::llm::{
     ChatMessage, ChatRequest, JsonSchemaFormat, LlmErrorKind, Role, ToolSpec,

@@ -16,10 +16,10 @@ use crate::wire_common::*;
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::phase::Phase;
 use knowledgelens::agent::{cache, Engine, StopSignal};
-use knowledgelens::llm::anthropic::AnthropicWire;
-use knowledgelens::llm::gemini::GeminiWire;
-use knowledgelens::llm::ollama::OllamaWire;
-use knowledgelens::llm::openai::OpenAiWire;
+use knowledgelens::llm::formats::anthropic::AnthropicWire;
+use knowledgelens::llm::formats::gemini::GeminiWire;
+use knowledgelens::llm::formats::ollama::OllamaWire;
+use knowledgelens::llm::formats::openai::OpenAiWire;
 use knowledgelens::llm::{LlmErrorKind, Provider, ProviderConfig, Usage};
 use knowledgelens::state::{PageInfo, SessionState};
 use knowledgelens::testing::Phases;
@@ -44,7 +44,7 @@ fn vendor(provider: Provider, model: &str) -> ProviderConfig {
     }
 }
 
-fn openai_llm(http: &Rc<ScriptedHttp>, base_url: &str) -> knowledgelens::llm::wire::HttpLlm {
+fn openai_llm(http: &Rc<ScriptedHttp>, base_url: &str) -> knowledgelens::llm::transport::HttpLlm {
     client(http, Box::new(OpenAiWire::new(openai(base_url))))
 }
 
@@ -73,7 +73,7 @@ fn the_cache_key_goes_to_openai_and_to_other_compatible_servers() {
     }
     let mut plain = representative(false);
     plain.cache_key = None;
-    let body = knowledgelens::llm::openai::build_request(&openai("http://x/v1"), &plain);
+    let body = knowledgelens::llm::formats::openai::build_request(&openai("http://x/v1"), &plain);
     let body: Value = serde_json::from_str(body.body.as_deref().expect("body")).expect("json");
     assert!(body.get("prompt_cache_key").is_none());
 }
@@ -132,7 +132,8 @@ fn openai_itself_keeps_the_cache_key_and_other_400s_keep_it_too() {
 #[test]
 fn anthropic_marks_the_system_block_the_page_block_and_the_message_before_the_last() {
     let config = vendor(Provider::Anthropic, "claude-sonnet-4-5");
-    let req = knowledgelens::llm::anthropic::build_request(&config, &representative(false));
+    let req =
+        knowledgelens::llm::formats::anthropic::build_request(&config, &representative(false));
     let body: Value = serde_json::from_str(req.body.as_deref().expect("body")).expect("json");
     let ephemeral = serde_json::json!({"type": "ephemeral"});
     assert_eq!(body["system"][0]["cache_control"], ephemeral);
@@ -161,7 +162,7 @@ fn anthropic_marks_the_system_block_the_page_block_and_the_message_before_the_la
     assert!(marked.len() < 4);
     assert!(!req.body.as_deref().unwrap().contains(CACHE_KEY));
     // A lone question: only the system block is marked (no stable message before it).
-    let req = knowledgelens::llm::anthropic::build_request(&config, &question(false));
+    let req = knowledgelens::llm::formats::anthropic::build_request(&config, &question(false));
     let body: Value = serde_json::from_str(req.body.as_deref().expect("body")).expect("json");
     assert_eq!(body["system"][0]["cache_control"], ephemeral);
     assert!(body["messages"][0]["content"][0]
@@ -183,7 +184,7 @@ fn anthropic_marks_the_page_block_of_a_first_question() {
         ],
         ..ChatRequest::default()
     };
-    let req = knowledgelens::llm::anthropic::build_request(&config, &request);
+    let req = knowledgelens::llm::formats::anthropic::build_request(&config, &request);
     let body: Value = serde_json::from_str(req.body.as_deref().expect("body")).expect("json");
     let blocks = body["messages"][0]["content"].as_array().expect("blocks");
     assert_eq!(blocks.len(), 2);
@@ -197,7 +198,7 @@ fn anthropic_marks_the_page_block_of_a_first_question() {
 // ---- cached prompt tokens in the usage ----
 
 fn usage_of(
-    wire: Box<dyn knowledgelens::llm::wire::WireFormat>,
+    wire: Box<dyn knowledgelens::llm::transport::WireFormat>,
     content_type: &str,
     body: &str,
     stream: bool,

@@ -13,11 +13,12 @@
 //!   in a session whose `expectedInputs` name `image`
 //!   (https://developer.chrome.com/docs/ai/prompt-api#multimodal_capabilities).
 
+use knowledgelens::llm::formats::{anthropic, builtin, gemini, ollama, openai};
+use knowledgelens::llm::prompted_tools::tools_in_prompt;
 use knowledgelens::llm::provider::reads_images;
-use knowledgelens::llm::wire::refuses_images;
+use knowledgelens::llm::transport::refuses_images;
 use knowledgelens::llm::{
-    anthropic, builtin, gemini, ollama, openai, ChatMessage, ChatRequest, LlmError, LlmErrorKind,
-    Provider, ProviderConfig, Role,
+    ChatMessage, ChatRequest, LlmError, LlmErrorKind, Provider, ProviderConfig, Role,
 };
 use knowledgelens::testing::test_png;
 use serde_json::{json, Value};
@@ -109,7 +110,7 @@ fn the_built_in_model_prompts_with_the_images() {
     assert_eq!(plan.prompt, "Transcribe the text.");
     assert_eq!(plan.images, request.messages[1].images);
     // Moving tools into the prompt keeps a user turn's image.
-    let moved = builtin::tools_in_prompt(&request);
+    let moved = tools_in_prompt(&request);
     assert_eq!(moved.messages[1].images, request.messages[1].images);
     // A request without images has none.
     let plain = ChatRequest {

@@ -9,8 +9,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise, Reflect};
-use knowledgelens::llm::openai::OpenAiWire;
-use knowledgelens::llm::wire::HttpLlm;
+use knowledgelens::llm::formats::openai::OpenAiWire;
+use knowledgelens::llm::transport::HttpLlm;
 use knowledgelens::llm::ProviderConfig;
 use knowledgelens::llm::{ChatMessage, ChatRequest, LlmErrorKind, Role};
 use knowledgelens::ports::{LlmClient, StateStore, StoreError};

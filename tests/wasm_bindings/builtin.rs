@@ -187,7 +187,7 @@ async fn without_the_prompt_api_the_model_is_unavailable() {
     remove_language_model();
     assert_eq!(
         availability().await.expect("availability"),
-        knowledgelens::llm::builtin::Availability::NoApi
+        knowledgelens::llm::formats::builtin::Availability::NoApi
     );
     let err = BuiltinModel::new()
         .complete(&request(false), &mut |_| {})
@@ -465,7 +465,10 @@ async fn a_device_without_image_input_says_the_model_cannot_read_images() {
         .complete(&image_request(), &mut |_| {})
         .await
         .expect_err("no image input");
-    assert!(knowledgelens::llm::wire::refuses_images(&err), "{err:?}");
+    assert!(
+        knowledgelens::llm::transport::refuses_images(&err),
+        "{err:?}"
+    );
     assert!(
         err.message.contains("cannot read images"),
         "{}",

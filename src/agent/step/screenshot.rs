@@ -11,7 +11,7 @@
 
 use super::*;
 use crate::agent::prompts::screenshot as prompts_screenshot;
-use crate::llm::wire::refuses_images;
+use crate::llm::transport::refuses_images;
 use crate::ports::CaptureError;
 use crate::tools::screenshot::{ExtractScreenshotTextArgs, LITTLE_TEXT_CHARS};
 use crate::tools::EXTRACT_SCREENSHOT_TEXT;

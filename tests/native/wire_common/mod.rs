@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use futures::future::{self, LocalBoxFuture};
 use futures::FutureExt;
-use knowledgelens::llm::wire::{HttpLlm, WireFormat};
+use knowledgelens::llm::transport::{HttpLlm, WireFormat};
 use knowledgelens::llm::{
     ChatMessage, ChatRequest, ChatResponse, JsonSchemaFormat, LlmError, Role, ToolCall, ToolSpec,
 };

@@ -1,6 +1,6 @@
 //! Anthropic's Messages API (`POST /v1/messages`, streamed as server-sent events, models
 //! from `GET /v1/models`): pure `build_request` / `parse_response` / stream accumulation,
-//! and [`AnthropicWire`], its [`WireFormat`] for [`super::wire::HttpLlm`]. Requests carry
+//! and [`AnthropicWire`], its [`WireFormat`] for [`crate::llm::transport::HttpLlm`]. Requests carry
 //! the header Anthropic requires for calls made from a browser. No constrained output:
 //! `response_format` is ignored (the prompt asks for JSON and the engine reads it from the
 //! text). Pure: no browser access.
@@ -13,12 +13,12 @@ use serde_json::Value;
 use crate::types::VecMap;
 use kljson::{self as json, json};
 
-use super::doctor;
-use super::provider::ProviderConfig;
-use super::sse::SseParser;
-use super::turns::{self, Block};
-use super::wire::{StreamDecoder, WireFormat};
-use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, ToolCall, Usage};
+use crate::llm::diagnosis::doctor;
+use crate::llm::formats::turns::{self, Block};
+use crate::llm::provider::ProviderConfig;
+use crate::llm::transport::sse::SseParser;
+use crate::llm::transport::{StreamDecoder, WireFormat};
+use crate::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, ToolCall, Usage};
 use crate::ports::HttpRequest;
 
 /// The API version every request names (`anthropic-version`).
@@ -499,7 +499,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
         .as_ref()
         .and_then(|(t, _)| kind_of(t))
         .unwrap_or_else(|| LlmErrorKind::from_status(status));
-    let kind = super::wire::overflow_kind(kind, body);
+    let kind = crate::llm::transport::overflow_kind(kind, body);
     let detail = match parsed {
         Some((_, message)) => Some(message),
         None => Some(body.trim().to_string()),

@@ -1,17 +1,17 @@
 //! The OpenAI-compatible chat-completions wire format (OpenAI, Ollama's `/v1`, LM Studio,
 //! llama.cpp's server, vLLM, OpenRouter, Groq): pure `build_request` / `parse_response` /
 //! stream accumulation, and [`OpenAiWire`], its [`WireFormat`] for
-//! [`super::wire::HttpLlm`]. Wire format: <https://platform.openai.com/docs/api-reference/chat>.
+//! [`crate::llm::transport::HttpLlm`]. Wire format: <https://platform.openai.com/docs/api-reference/chat>.
 
 use serde_json::Value;
 
 use crate::types::VecMap;
 use kljson::{self as json, json};
 
-use super::doctor;
-use super::provider::ProviderConfig;
-use super::wire::{StreamDecoder, WireFormat};
-use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolCall, Usage};
+use crate::llm::diagnosis::doctor;
+use crate::llm::provider::ProviderConfig;
+use crate::llm::transport::{StreamDecoder, WireFormat};
+use crate::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolCall, Usage};
 use crate::ports::HttpRequest;
 
 /// The chat-completions endpoint of `config`.
@@ -31,7 +31,7 @@ pub(crate) fn bearer_headers(config: &ProviderConfig) -> Vec<(String, String)> {
 }
 
 /// Tool definitions in the chat-completions shape (also Ollama's).
-pub(crate) fn function_tools(tools: &[super::ToolSpec]) -> Value {
+pub(crate) fn function_tools(tools: &[crate::llm::ToolSpec]) -> Value {
     tools
         .iter()
         .map(|t| {
@@ -75,7 +75,7 @@ pub fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequ
     HttpRequest::post_json(endpoint(config), headers, json::to_string(&body))
 }
 
-fn message_json(m: &super::ChatMessage) -> Value {
+fn message_json(m: &crate::llm::ChatMessage) -> Value {
     let role = match m.role {
         Role::System => "system",
         Role::User => "user",
@@ -220,7 +220,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
         .ok()
         .and_then(|v| v.get("error").map(error_text))
         .unwrap_or_else(|| body.to_string());
-    let kind = super::wire::overflow_kind(LlmErrorKind::from_status(status), body);
+    let kind = crate::llm::transport::overflow_kind(LlmErrorKind::from_status(status), body);
     doctor::http_error(config, &endpoint(config), status, kind, Some(detail))
 }
 
@@ -437,12 +437,12 @@ impl WireFormat for OpenAiWire {
     }
     fn rejects_cache_key(&self, err: &LlmError) -> bool {
         // OpenAI itself documents the field: its refusals are about something else.
-        !is_openai(&self.config) && super::wire::names_cache_key(err)
+        !is_openai(&self.config) && crate::llm::transport::names_cache_key(err)
     }
 }
 
 /// Whether `config` points at OpenAI's own API (`api.openai.com`).
 pub fn is_openai(config: &ProviderConfig) -> bool {
-    super::provider::origin_of(&config.base_url)
+    crate::llm::provider::origin_of(&config.base_url)
         .is_some_and(|origin| origin.eq_ignore_ascii_case("https://api.openai.com"))
 }

@@ -4,8 +4,8 @@
 //! before it reaches a message, the trajectory or the export (the text functions themselves
 //! are in [`crate::types::secrets`]). Pure: no browser access.
 
-use super::provider::ProviderConfig;
-use super::{ChatResponse, LlmError, LlmErrorKind};
+use crate::llm::provider::ProviderConfig;
+use crate::llm::{ChatResponse, LlmError, LlmErrorKind};
 #[cfg(doc)]
 use crate::ports::LlmClient;
 pub use crate::types::secrets::{insecure_key_message, key_in_clear, scrub, DeltaScrub, KEY_MARK};

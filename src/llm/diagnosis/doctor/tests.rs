@@ -190,7 +190,7 @@ fn nearest_models_prefers_containment_then_distance() {
 
 #[test]
 fn hostile_replies_are_diagnosed_as_what_they_are_not_as_unreachable() {
-    use crate::llm::bounds;
+    use crate::llm::transport::bounds;
     let config = ProviderConfig::openai("http://127.0.0.1:8080/v1", "m", "");
     let ctx = DoctorContext::default();
     // An HTML page answering 200: the Base URL, not a missing field.

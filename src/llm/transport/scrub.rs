@@ -1,11 +1,11 @@
 //! The one way a model server's words reach the run: [`complete_scrubbed`], the HTTP chat
-//! call with the configured key scrubbed out (the scrubbing itself is [`crate::llm::keys`]'s).
+//! call with the configured key scrubbed out (the scrubbing itself is [`crate::llm::diagnosis::keys`]'s).
 
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 
 use super::HttpLlm;
-use crate::llm::keys::{scrub_error, scrub_response, DeltaScrub};
+use crate::llm::diagnosis::keys::{scrub_error, scrub_response, DeltaScrub};
 use crate::llm::{ChatRequest, ChatResponse, LlmError};
 #[cfg(doc)]
 use crate::ports::LlmClient;

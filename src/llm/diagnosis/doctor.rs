@@ -6,12 +6,12 @@
 //! server offers), and Chrome's built-in model being unavailable. Pure: the facts it needs
 //! (host permission, model list, extension origin) are passed in.
 
-use super::provider::Availability;
+use crate::llm::provider::Availability;
 use kljson::ToJson;
 use serde::Serialize;
 
-use super::provider::{Provider, ProviderConfig};
-use super::{LlmError, LlmErrorKind};
+use crate::llm::provider::{Provider, ProviderConfig};
+use crate::llm::{LlmError, LlmErrorKind};
 
 /// Ollama's default port.
 const OLLAMA_PORT: &str = ":11434";
@@ -103,7 +103,7 @@ pub fn config_error(config: &ProviderConfig, need_model: bool) -> Option<LlmErro
             config.provider.label()
         ));
     }
-    if let Some(refused) = super::keys::insecure_key_error(config) {
+    if let Some(refused) = crate::llm::diagnosis::keys::insecure_key_error(config) {
         return Some(refused);
     }
     if need_model && config.provider.uses_http() && config.model.trim().is_empty() {
@@ -169,7 +169,7 @@ pub fn http_error(
 ) -> LlmError {
     // The key is scrubbed before the cut, so no piece of it survives at the end.
     let detail = detail
-        .map(|d| super::keys::scrub(&d, &config.api_key))
+        .map(|d| crate::llm::diagnosis::keys::scrub(&d, &config.api_key))
         .map(|d| d.trim().chars().take(300).collect::<String>())
         .filter(|d| !d.is_empty());
     let said = detail
@@ -374,11 +374,13 @@ pub fn diagnose(config: &ProviderConfig, err: &LlmError, ctx: &DoctorContext) ->
         detail: err.detail.clone(),
     };
     match err.kind {
-        LlmErrorKind::Config if super::keys::insecure_key_error(config).is_some() => {
+        LlmErrorKind::Config
+            if crate::llm::diagnosis::keys::insecure_key_error(config).is_some() =>
+        {
             d.problem = Problem::Config;
-            d.steps = super::keys::insecure_key_steps(config);
+            d.steps = crate::llm::diagnosis::keys::insecure_key_steps(config);
         }
-        LlmErrorKind::Config if *err == super::keys::redirect_error(config) => {
+        LlmErrorKind::Config if *err == crate::llm::diagnosis::keys::redirect_error(config) => {
             d.problem = Problem::Config;
             d.steps = vec![
                 "Open the Base URL in a browser tab to see where it leads, and set that address as the Base URL.".into(),

@@ -1,6 +1,6 @@
 //! Ollama's native chat API (`POST /api/chat`, streamed as NDJSON, models from
 //! `GET /api/tags`): pure `build_request` / `parse_response` / stream accumulation, and
-//! [`OllamaWire`], its [`WireFormat`] for [`super::wire::HttpLlm`]. Unlike Ollama's `/v1`
+//! [`OllamaWire`], its [`WireFormat`] for [`crate::llm::transport::HttpLlm`]. Unlike Ollama's `/v1`
 //! it takes the context window per request (`options.num_ctx`), so long pages are not
 //! silently cut to Ollama's small default window. Pure: no browser access.
 //! Wire format: <https://github.com/ollama/ollama/blob/main/docs/api.md>.
@@ -9,12 +9,12 @@ use serde_json::Value;
 
 use kljson::{self as json, json};
 
-use super::doctor;
-use super::openai::{bearer_headers, function_tools};
-use super::provider::ProviderConfig;
-use super::turns::arguments_object;
-use super::wire::{StreamDecoder, WireFormat};
-use super::{
+use crate::llm::diagnosis::doctor;
+use crate::llm::formats::openai::{bearer_headers, function_tools};
+use crate::llm::formats::turns::arguments_object;
+use crate::llm::provider::ProviderConfig;
+use crate::llm::transport::{StreamDecoder, WireFormat};
+use crate::llm::{
     ChatMessage, ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolCall, Usage,
 };
 use crate::ports::HttpRequest;
@@ -291,7 +291,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
         }
         kind => kind,
     };
-    let kind = super::wire::overflow_kind(kind, body);
+    let kind = crate::llm::transport::overflow_kind(kind, body);
     doctor::http_error(config, &endpoint(config), status, kind, detail)
 }
 

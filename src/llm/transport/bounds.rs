@@ -8,9 +8,9 @@ use std::rc::Rc;
 use futures::future::{self, Either, LocalBoxFuture};
 use futures::FutureExt;
 
-use super::doctor;
-use super::provider::ProviderConfig;
-use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind};
+use crate::llm::diagnosis::doctor;
+use crate::llm::provider::ProviderConfig;
+use crate::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind};
 use crate::ports::{Clock, LlmClient};
 
 /// The most a reply may send (body bytes as received), whatever its token cap.
@@ -158,7 +158,7 @@ pub fn wrong_format(config: &ProviderConfig, what: &str) -> LlmError {
 
 /// A model client whose every call ends by its deadline: the call is dropped (for Chrome's
 /// built-in model that aborts the prompt and destroys its session) and fails with
-/// [`deadline`]. [`super::wire::HttpLlm`] keeps its own deadline, which also bounds the
+/// [`deadline`]. [`crate::llm::transport::HttpLlm`] keeps its own deadline, which also bounds the
 /// first byte and the gaps between chunks.
 pub struct WithDeadline {
     inner: Rc<dyn LlmClient>,

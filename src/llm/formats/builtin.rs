@@ -8,11 +8,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
-pub use super::provider::Availability;
-use super::{
-    ChatMessage, ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, ToolSpec, Usage,
-};
+pub use crate::llm::provider::Availability;
+use crate::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, Usage};
 use kljson::ToJson;
+
+use crate::llm::prompted_tools::{call_text, tool_instructions};
 
 /// One entry of `initialPrompts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
@@ -37,75 +37,6 @@ pub struct PromptPlan {
     /// (<https://developer.chrome.com/docs/ai/prompt-api#multimodal_capabilities>).
     #[serde(skip)]
     pub images: Vec<crate::types::Image>,
-}
-
-/// How the tools are offered to a model without native tool calling.
-pub fn tool_instructions(tools: &[ToolSpec]) -> String {
-    let mut text = String::from(
-        "\n\nYou can use these tools. To use one, reply with only a JSON object of the form \
-{\"name\": \"<tool name>\", \"arguments\": {...}} and nothing else. To answer, reply in plain prose.\n",
-    );
-    for tool in tools {
-        text.push_str(&format!(
-            "- {}: {} Arguments (JSON schema): {}\n",
-            tool.name,
-            tool.description,
-            kljson::to_string(&*tool.parameters)
-        ));
-    }
-    text
-}
-
-fn call_text(name: &str, arguments: &str) -> String {
-    let args: Value = kljson::parse_value(arguments).unwrap_or(Value::String(arguments.into()));
-    kljson::to_string(&kljson::json!({ "name": name, "arguments": args }))
-}
-
-/// The request for a model without native tool calling: the tools described in the system
-/// prompt, earlier tool calls written as the JSON the model is asked to write, and tool
-/// results as user turns; no tool definitions.
-pub fn tools_in_prompt(request: &ChatRequest) -> ChatRequest {
-    let mut messages: Vec<ChatMessage> = Vec::with_capacity(request.messages.len());
-    let instructions = tool_instructions(&request.tools);
-    let mut described = false;
-    for m in &request.messages {
-        match m.role {
-            Role::System if !described => {
-                messages.push(ChatMessage::new(
-                    Role::System,
-                    format!("{}{instructions}", m.content),
-                ));
-                described = true;
-            }
-            Role::Assistant if !m.tool_calls.is_empty() => {
-                let mut content = m.content.clone();
-                for call in &m.tool_calls {
-                    if !content.is_empty() {
-                        content.push('\n');
-                    }
-                    content.push_str(&call_text(&call.name, &call.arguments));
-                }
-                messages.push(ChatMessage::new(Role::Assistant, content));
-            }
-            Role::Tool => messages.push(ChatMessage::new(
-                Role::User,
-                format!("Tool result:\n{}", m.content),
-            )),
-            // Kept whole: a user turn's images stay with it.
-            _ => messages.push(m.clone()),
-        }
-    }
-    if !described {
-        messages.insert(
-            0,
-            ChatMessage::new(Role::System, instructions.trim_start().to_string()),
-        );
-    }
-    ChatRequest {
-        messages,
-        tools: Vec::new(),
-        ..request.clone()
-    }
 }
 
 /// Maps a chat request onto the Prompt API. Tool results become user turns; the last
@@ -219,7 +150,9 @@ pub fn failure(name: &str, message: &str) -> LlmError {
     let kind = match name {
         "AbortError" => LlmErrorKind::Timeout,
         "NotSupportedError" | "NotAllowedError" | "InvalidStateError" => LlmErrorKind::Unavailable,
-        "QuotaExceededError" => return super::doctor::builtin_context_too_long(detail, None),
+        "QuotaExceededError" => {
+            return crate::llm::diagnosis::doctor::builtin_context_too_long(detail, None)
+        }
         _ => LlmErrorKind::Server,
     };
     let mut e = LlmError::new(kind, format!("Chrome's built-in model failed: {message}"));
@@ -285,7 +218,7 @@ impl ContextCount {
             self.before,
             self.prompt
         );
-        Err(super::doctor::builtin_context_too_long(
+        Err(crate::llm::diagnosis::doctor::builtin_context_too_long(
             format!("QuotaExceededError: {message}"),
             Some(window),
         ))
@@ -307,7 +240,8 @@ impl ContextCount {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{ChatMessage, JsonSchemaFormat, ToolCall};
+    use crate::llm::prompted_tools::tools_in_prompt;
+    use crate::llm::{ChatMessage, JsonSchemaFormat, ToolCall, ToolSpec};
 
     fn request() -> ChatRequest {
         let mut assistant = ChatMessage::new(Role::Assistant, "Let me read.");

@@ -1,7 +1,7 @@
 //! Google's Gemini API (`models/{model}:generateContent`, `:streamGenerateContent?alt=sse`
 //! streamed as server-sent events, models from `GET /models`): pure `build_request` /
 //! `parse_response` / stream accumulation, and [`GeminiWire`], its [`WireFormat`] for
-//! [`super::wire::HttpLlm`]. The key travels in the `x-goog-api-key` header, never in the
+//! [`crate::llm::transport::HttpLlm`]. The key travels in the `x-goog-api-key` header, never in the
 //! URL (URLs end up in logs). Pure: no browser access.
 //! Wire format: <https://ai.google.dev/api/generate-content>,
 //! <https://ai.google.dev/gemini-api/docs/function-calling>, <https://ai.google.dev/api/models>.
@@ -29,12 +29,12 @@ use serde_json::{Map, Value};
 
 use kljson::{self as json, json};
 
-use super::doctor;
-use super::provider::ProviderConfig;
-use super::sse::SseParser;
-use super::turns::{self, Block};
-use super::wire::{StreamDecoder, WireFormat};
-use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, ToolCall, Usage};
+use crate::llm::diagnosis::doctor;
+use crate::llm::formats::turns::{self, Block};
+use crate::llm::provider::ProviderConfig;
+use crate::llm::transport::sse::SseParser;
+use crate::llm::transport::{StreamDecoder, WireFormat};
+use crate::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, ToolCall, Usage};
 use crate::ports::HttpRequest;
 
 mod schema;
@@ -409,7 +409,7 @@ fn retry_delay_ms(err: &Value) -> Option<u64> {
         .and_then(Value::as_array)?
         .iter()
         .filter_map(|d| d.get("retryDelay").and_then(Value::as_str))
-        .find_map(|delay| super::wire::parse_retry_after(delay.trim().strip_suffix('s')?))
+        .find_map(|delay| crate::llm::transport::parse_retry_after(delay.trim().strip_suffix('s')?))
 }
 
 /// Maps an HTTP error status and body to an actionable [`LlmError`] (pure). The body is
@@ -425,7 +425,7 @@ pub fn parse_error(config: &ProviderConfig, status: u16, body: &str) -> LlmError
     let kind = err
         .and_then(status_kind)
         .unwrap_or_else(|| LlmErrorKind::from_status(status));
-    let kind = super::wire::overflow_kind(kind, body);
+    let kind = crate::llm::transport::overflow_kind(kind, body);
     let detail = match err {
         Some(e) => e
             .get("message")

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::types::VecMap;
 use kljson::json;
 
-use super::{ChatRequest, Role};
+use crate::llm::{ChatRequest, Role};
 
 /// What a user turn says when the conversation would otherwise start or end with the model
 /// (Anthropic's newer models refuse an assistant message in last place).

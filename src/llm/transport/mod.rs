@@ -10,18 +10,19 @@ use std::rc::Rc;
 use futures::future::{self, Either, LocalBoxFuture};
 use futures::FutureExt;
 
+pub mod bounds;
 mod retry;
 mod scrub;
+pub mod sse;
 
 pub use retry::parse_retry_after;
 
-use super::bounds;
-use super::doctor;
-use super::provider::ProviderConfig;
-pub use super::sse::LineSplitter;
-use super::sse::SseParser;
-use super::{ChatRequest, ChatResponse, LlmError, LlmErrorKind};
+use crate::llm::diagnosis::doctor;
+use crate::llm::provider::ProviderConfig;
+use crate::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind};
 use crate::ports::{read_body_to_string, Clock, HttpClient, HttpError, HttpRequest, LlmClient};
+pub use sse::LineSplitter;
+use sse::SseParser;
 
 /// Turns a vendor's streamed payloads (SSE `data:` fields or NDJSON lines) into a reply.
 pub trait StreamDecoder {
@@ -339,7 +340,7 @@ impl HttpLlm {
 
     fn network(&self, e: &HttpError) -> LlmError {
         if e.redirected {
-            return super::keys::redirect_error(self.config());
+            return crate::llm::diagnosis::keys::redirect_error(self.config());
         }
         doctor::network_error(self.config(), &e.message)
     }
@@ -504,7 +505,7 @@ impl HttpLlm {
 
 impl HttpLlm {
     /// One chat call, with what the server says passed on as it is: callers use
-    /// [`LlmClient::complete`], which scrubs the key from it ([`super::keys::scrub`]).
+    /// [`LlmClient::complete`], which scrubs the key from it ([`crate::llm::diagnosis::keys::scrub`]).
     pub(crate) fn complete_unscrubbed<'a>(
         &'a self,
         request: &'a ChatRequest,
@@ -526,7 +527,9 @@ impl HttpLlm {
                     adapted.to_mut().response_format = None;
                 }
                 if !adapted.tools.is_empty() && !self.native_tools.get() {
-                    adapted = std::borrow::Cow::Owned(super::builtin::tools_in_prompt(&adapted));
+                    adapted = std::borrow::Cow::Owned(crate::llm::prompted_tools::tools_in_prompt(
+                        &adapted,
+                    ));
                 }
                 let within = self
                     .with_timeout(self.timeouts.total_ms, self.call(&adapted, on_delta))
