@@ -12,7 +12,7 @@
 // (so serde's code generated for, say, a provider's reply type counts as that provider's, and
 // `drop_in_place<knowledgelens::state::..>` as state's); names without one go by the crates
 // they name (schemars, serde and serde_json, wasm-bindgen, core/alloc/std). Data segments are
-// "data", except the prompt templates' text (src/agent/templates/*.tpl, found verbatim), which
+// "data", except the prompt templates' text (src/agent/**/*.tpl, found verbatim), which
 // counts as templates. The gzip column estimates each area's share of the shipped wasm's
 // gzip -9 size: each area's bytes (function bodies and data, read from NAMED_WASM) are
 // gzipped on their own and the shipped size is split in proportion.
@@ -28,7 +28,7 @@ import { gzipSync } from 'node:zlib';
 const [named, shipped, glue, outTxt] = process.argv.slice(2);
 if (!outTxt) throw new Error('usage: bench-size.mjs NAMED_WASM SHIPPED_WASM GLUE OUT_TXT');
 const twiggy = process.env.TWIGGY || join(homedir(), '.cargo/bin/twiggy');
-const templatesDir = new URL('../src/agent/templates/', import.meta.url);
+const agentDir = new URL('../src/agent/', import.meta.url);
 if (!existsSync(twiggy)) {
   throw new Error(`twiggy is not at ${twiggy}: install it (cargo install twiggy) or set TWIGGY to its path`);
 }
@@ -39,7 +39,7 @@ const OWN = [
   ['providers', 'providers (src/llm)', ['llm::']],
   ['templates', 'templates, prompts', ['agent::prompts', 'agent::template']],
   ['page_index', 'page index (src/page)', ['page::', 'service::locate']],
-  ['context', 'context (window, compaction, reflexion, tokens)', ['agent::context', 'agent::step::compact', 'agent::reflexion', 'agent::step::reflect', 'state::memory', 'types::tokens']],
+  ['context', 'context (window, compaction, reflexion, tokens)', ['agent::context', 'agent::step::compact', 'agent::step::reflect', 'state::memory', 'types::tokens']],
   ['tools', 'tools and schemas (schemars)', ['tools::']],
   ['state', 'state, persistence', ['state::']],
   ['protocol_service', 'protocol, service, settings', ['protocol::', 'service::', 'settings::']],
@@ -114,8 +114,9 @@ if (keptBytes !== shippedItems) {
 }
 
 // ---- the templates' text inside the data segments ----
-const templates = readdirSync(templatesDir).filter((f) => f.endsWith('.tpl'))
-  .map((f) => readFileSync(new URL(f, templatesDir)));
+// Every template file: the loop's own (prompts/) and each capability's (step/<name>/).
+const templates = readdirSync(agentDir, { recursive: true }).filter((f) => f.endsWith('.tpl'))
+  .map((f) => readFileSync(new URL(f, agentDir)));
 
 // ---- the named wasm's function bodies and data, for the gzip estimate ----
 function parseWasm(buf) {

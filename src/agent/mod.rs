@@ -3,6 +3,7 @@
 //! models, storage and the UI are all reached through [`crate::ports`].
 
 pub mod cache;
+pub mod capabilities;
 pub mod citations;
 pub mod context;
 pub mod control;
@@ -14,8 +15,6 @@ pub mod input;
 pub mod links;
 pub mod phase;
 pub mod prompts;
-pub mod reflexion;
-pub mod research;
 pub mod signal;
 pub mod step;
 pub mod template;

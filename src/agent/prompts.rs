@@ -1,6 +1,7 @@
 //! The loop's prompts, derived from the session state (the trajectory is the memory, so a
 //! resumed run rebuilds exactly the prompt it had). Their text lives in the built-in
-//! templates under `src/agent/templates/` (see [`crate::agent::template`]); this module picks
+//! templates beside it in `src/agent/prompts/` (see [`crate::agent::template`]; each capability's
+//! prompts are in its folder, [`crate::agent::capabilities`]); this module picks
 //! their sections and fills in the values. Page text is untrusted data: it never goes into
 //! the system message; the page block (title, URL, passages) is the first user message,
 //! and it, an explained selection and every page-tool result are quoted inside the run's
@@ -11,37 +12,41 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::agent::context::{self, Fit, Older};
+use crate::agent::context::{self, Fit};
 use crate::agent::control;
 use crate::agent::fence::Fence;
-use crate::agent::template::{Context, Template, TemplateError};
+use crate::agent::template::{BuiltinTemplate, Context, Template, TemplateError};
 use crate::llm::{ChatMessage, ChatRequest, JsonSchemaFormat, Role, ToolSpec};
 use crate::state::config::ReadingLevel;
+use crate::state::memory::Reflection;
 use crate::state::trajectory::Item;
 use crate::state::{SessionState, SynthesisReason};
 use crate::tools::explain::{cut_instruction, EXPLAIN_TEXT_WITH_CONTEXT};
 use crate::tools::PAGE_DATA_TOOLS;
+pub(crate) use grounding::grounding_with;
 pub use grounding::{grounding_text, notes_text};
-use grounding::{grounding_with, notes_with, question_line};
-use page::{excerpt, page_block, page_cut, page_extra, question_passages, shows_whole};
+use grounding::{notes_with, question_line};
+pub(crate) use page::page_block;
+use page::{excerpt, page_cut, page_extra, question_passages, shows_whole};
 
-/// The built-in templates' texts: (file name, text, the sections this module renders).
-const BUILTIN: [(&str, &str, &[&str]); 8] = [
-    (
-        "system.tpl",
-        include_str!("templates/system.tpl"),
-        &[
+/// The loop's own templates (beside this file, in `prompts/`); each capability's are in its
+/// folder under `agent/step/`.
+pub const TEMPLATES: [BuiltinTemplate; 7] = [
+    BuiltinTemplate {
+        file: "system.tpl",
+        text: include_str!("prompts/system.tpl"),
+        sections: &[
             "role",
             "abstain",
             "reading_simple",
             "reading_expert",
             "web_search",
         ],
-    ),
-    (
-        "user.tpl",
-        include_str!("templates/user.tpl"),
-        &[
+    },
+    BuiltinTemplate {
+        file: "user.tpl",
+        text: include_str!("prompts/user.tpl"),
+        sections: &[
             "page",
             "page_cut",
             "page_extra",
@@ -52,21 +57,21 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
             "earlier_turns",
             "explained_selection",
         ],
-    ),
-    (
-        "reason.tpl",
-        include_str!("templates/reason.tpl"),
-        &["observation"],
-    ),
-    (
-        "observe.tpl",
-        include_str!("templates/observe.tpl"),
-        &["instruction"],
-    ),
-    (
-        "synthesis.tpl",
-        include_str!("templates/synthesis.tpl"),
-        &[
+    },
+    BuiltinTemplate {
+        file: "reason.tpl",
+        text: include_str!("prompts/reason.tpl"),
+        sections: &["observation"],
+    },
+    BuiltinTemplate {
+        file: "observe.tpl",
+        text: include_str!("prompts/observe.tpl"),
+        sections: &["instruction"],
+    },
+    BuiltinTemplate {
+        file: "synthesis.tpl",
+        text: include_str!("prompts/synthesis.tpl"),
+        sections: &[
             "ready",
             "step_limit",
             "stopped",
@@ -74,16 +79,16 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
             "abstain",
             "question",
         ],
-    ),
-    (
-        "reflect.tpl",
-        include_str!("templates/reflect.tpl"),
-        &["instruction", "earlier", "note", "alternative"],
-    ),
-    (
-        "context.tpl",
-        include_str!("templates/context.tpl"),
-        &[
+    },
+    BuiltinTemplate {
+        file: "note.tpl",
+        text: include_str!("prompts/note.tpl"),
+        sections: &["note", "alternative"],
+    },
+    BuiltinTemplate {
+        file: "context.tpl",
+        text: include_str!("prompts/context.tpl"),
+        sections: &[
             "grounding",
             "completed",
             "decisions",
@@ -93,58 +98,36 @@ const BUILTIN: [(&str, &str, &[&str]); 8] = [
             "notes_decisions",
             "notes_answers",
             "summary",
-            "compact_system",
-            "compact_request",
         ],
-    ),
-    (
-        "search.tpl",
-        include_str!("templates/search.tpl"),
-        &[
-            "grade_system",
-            "grade_request",
-            "rewrite_system",
-            "rewrite_request",
-            "rewrite_repeated",
-        ],
-    ),
+    },
 ];
 
 /// The loaded built-in templates.
 #[derive(Debug)]
-struct Builtin {
-    system: Template,
-    user: Template,
-    reason: Template,
-    observe: Template,
-    synthesis: Template,
-    context: Template,
-    reflect: Template,
-    search: Template,
+pub(crate) struct Builtin {
+    pub(crate) system: Template,
+    pub(crate) user: Template,
+    pub(crate) reason: Template,
+    pub(crate) observe: Template,
+    pub(crate) synthesis: Template,
+    pub(crate) note: Template,
+    pub(crate) context: Template,
 }
 
-/// A built-in template, validated, with the sections this module renders.
-fn load((_, text, sections): (&str, &str, &[&str])) -> Result<Template, TemplateError> {
-    let template = Template::load(text)?;
-    template.expect_sections(sections)?;
-    Ok(template)
-}
-
-/// The built-in templates, loaded and validated once. An error here is a bug in a template
+/// The loop's templates, loaded and validated once. An error here is a bug in a template
 /// file (the tests load every one), and ends the run with that error instead of a panic.
-fn builtin() -> Result<&'static Builtin, TemplateError> {
+pub(crate) fn builtin() -> Result<&'static Builtin, TemplateError> {
     static BUILTIN_TEMPLATES: OnceLock<Result<Builtin, TemplateError>> = OnceLock::new();
     BUILTIN_TEMPLATES
         .get_or_init(|| {
             Ok(Builtin {
-                system: load(BUILTIN[0])?,
-                user: load(BUILTIN[1])?,
-                reason: load(BUILTIN[2])?,
-                observe: load(BUILTIN[3])?,
-                synthesis: load(BUILTIN[4])?,
-                reflect: load(BUILTIN[5])?,
-                context: load(BUILTIN[6])?,
-                search: load(BUILTIN[7])?,
+                system: TEMPLATES[0].load()?,
+                user: TEMPLATES[1].load()?,
+                reason: TEMPLATES[2].load()?,
+                observe: TEMPLATES[3].load()?,
+                synthesis: TEMPLATES[4].load()?,
+                note: TEMPLATES[5].load()?,
+                context: TEMPLATES[6].load()?,
             })
         })
         .as_ref()
@@ -153,12 +136,34 @@ fn builtin() -> Result<&'static Builtin, TemplateError> {
 
 /// A context of string values (inserted one by one: collecting would sort, and pull a
 /// sort into the wasm for each call site).
-fn strings(pairs: &[(&str, &str)]) -> Context {
+pub(crate) fn strings(pairs: &[(&str, &str)]) -> Context {
     let mut context = Context::new();
     for (name, value) in pairs {
         context.insert((*name).to_string(), Value::String((*value).to_string()));
     }
     context
+}
+
+/// The user message a reflection adds after the failed result (`Item::Reflection`, the
+/// reflect capability's outcome, `agent::step::reflect`): the analysis and the fix, and with
+/// `alternative` the request for another approach.
+pub(crate) fn note(
+    templates: &Builtin,
+    reflection: &Reflection,
+    alternative: bool,
+) -> Result<String, TemplateError> {
+    let context = strings(&[
+        ("tool", &reflection.tool),
+        ("error_type", &reflection.error_type),
+        ("analysis", &reflection.analysis),
+        ("suggested_fix", &reflection.suggested_fix),
+    ]);
+    let sections: &[&str] = if alternative {
+        &["note", "alternative"]
+    } else {
+        &["note"]
+    };
+    templates.note.render(&context, sections)
 }
 
 /// What the prompt asks for when the page does not hold the answer: an answer of exactly
@@ -176,7 +181,7 @@ pub fn shows_page_whole(state: &SessionState, fit: &Fit) -> bool {
 /// cut page, what to answer when the page does not say, the reading level, and web search when it is on. No page text, and nothing that
 /// changes from one question to the next on the same page, so a second question's request
 /// starts with the first one's bytes (the model server's prompt cache).
-fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
+pub(crate) fn system(state: &SessionState, templates: &Builtin) -> Result<String, TemplateError> {
     let fence = Fence::new(&state.nonce);
     let mut sections = Vec::with_capacity(3);
     // A question about a page gets the phrase; a page cut to its start first the sentence
@@ -369,7 +374,7 @@ fn conversation_with(
                 alternative,
             } => messages.push(ChatMessage::new(
                 Role::User,
-                reflect::note(templates, reflection, *alternative)?,
+                note(templates, reflection, *alternative)?,
             )),
             Item::Observation { text, .. } if !text.trim().is_empty() => {
                 let context = strings(&[("observation", text.trim())]);
@@ -395,7 +400,7 @@ pub fn context_tokens(state: &SessionState) -> Result<u64, TemplateError> {
 }
 
 /// The reply cap of a request shrunk by `fit`.
-fn reply_cap(state: &SessionState, fit: &Fit) -> Option<u32> {
+pub(crate) fn reply_cap(state: &SessionState, fit: &Fit) -> Option<u32> {
     Some(
         fit.reply_cap
             .unwrap_or(state.config.max_output_tokens)
@@ -405,7 +410,7 @@ fn reply_cap(state: &SessionState, fit: &Fit) -> Option<u32> {
 
 /// The conversation, then `last`, an instruction, as the last user message (which ends
 /// with the question where the model answers it).
-fn instructed(
+pub(crate) fn instructed(
     state: &SessionState,
     templates: &Builtin,
     fit: &Fit,
@@ -504,50 +509,10 @@ pub fn synthesis(
     })
 }
 
-/// The compaction call over the `older` history, each result and answer cut to `detail`
-/// characters, asking for a summary of at most `words` words (constrained JSON where the
-/// provider supports it). The grounding goes in verbatim, for the model to summarise
-/// towards, and is never rewritten: later requests derive it again.
-pub fn compaction(
-    state: &SessionState,
-    older: Older,
-    detail: usize,
-    words: u32,
-) -> Result<ChatRequest, TemplateError> {
-    let templates = builtin()?;
-    let fence = Fence::new(&state.nonce);
-    let system = templates.context.render(
-        &strings(&[("fence_tag", &fence.tag())]),
-        &["compact_system"],
-    )?;
-    let text = context::older_text(state, older, detail);
-    let values = strings(&[
-        ("grounding", &grounding_with(state, templates)?),
-        ("older", &fence.wrap(&text)),
-        ("words", &words.to_string()),
-    ]);
-    let request = templates.context.render(&values, &["compact_request"])?;
-    let schema = kljson::json!({
-        "type": "object",
-        "properties": {
-            "summary": { "type": "string", "maxLength": context::MAX_SUMMARY_CHARS }
-        },
-        "required": ["summary"],
-        "additionalProperties": false
-    });
-    Ok(standalone(
-        state,
-        system,
-        request,
-        ("compaction", schema),
-        words * 2 + 64,
-    ))
-}
-
 /// A request of its own (a system and a user message, not the conversation) with no tools:
 /// JSON output constrained to `schema` (name, schema) when the run asks for constrained
 /// output, at most `max_tokens` (within the run's cap), streamed like the run's calls.
-fn standalone(
+pub(crate) fn standalone(
     state: &SessionState,
     system: String,
     user: String,
@@ -572,12 +537,6 @@ fn standalone(
 
 mod grounding;
 mod page;
-mod reflect;
-pub mod research;
-pub mod screenshot;
-pub mod search;
-pub mod summary;
-pub use reflect::reflect;
 
 #[cfg(test)]
 mod tests;

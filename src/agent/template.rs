@@ -87,6 +87,39 @@ use std::fmt;
 
 use serde_json::Value;
 
+/// A template file built into the crate: its file name, its text (`include_str!` beside the
+/// code that renders it) and the sections that code renders. Each capability's prompt
+/// module declares its own; `agent::capabilities` lists them all for the tests.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltinTemplate {
+    /// The file name (`search.tpl`), which is the template's name plus `.tpl`.
+    pub file: &'static str,
+    /// The file's text.
+    pub text: &'static str,
+    /// The sections the code renders (a file without one of them fails to load).
+    pub sections: &'static [&'static str],
+}
+
+/// A built-in template loaded once (a capability's `static`).
+pub type Loaded = std::sync::OnceLock<Result<Template, TemplateError>>;
+
+impl BuiltinTemplate {
+    /// The template, parsed and checked to have its sections. An error is a bug in the file
+    /// (the tests load every one), and ends a run with that error instead of a panic.
+    pub fn load(&self) -> Result<Template, TemplateError> {
+        let template = Template::load(self.text)?;
+        template.expect_sections(self.sections)?;
+        Ok(template)
+    }
+
+    /// The template, loaded into `cell` the first time.
+    pub fn loaded(&self, cell: &'static Loaded) -> Result<&'static Template, TemplateError> {
+        cell.get_or_init(|| self.load())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
 /// The values a template is rendered with, by placeholder name.
 pub type Context = serde_json::Map<String, Value>;
 

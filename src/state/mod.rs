@@ -4,12 +4,19 @@
 
 pub mod config;
 mod history;
+// Each capability's state type lives in its folder beside its transitions, prompt and
+// template (agent/step/<capability>/state.rs), and is compiled here, in the state layer,
+// because the session record below the agent holds it.
+#[path = "../agent/step/reflect/state.rs"]
 pub mod memory;
 pub mod migrate;
 mod persist;
+#[path = "../agent/step/research/state.rs"]
 pub mod research;
+#[path = "../agent/step/search/state.rs"]
 pub mod search;
 pub mod sources;
+#[path = "../agent/step/summarize/state.rs"]
 pub mod summary;
 pub mod trajectory;
 
@@ -314,7 +321,7 @@ pub struct SessionState {
     /// The bounded phase this run is, if it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseRun>,
-    /// The research run this run is, if it is one (`agent::research`).
+    /// The research run this run is, if it is one (`agent::step::research::run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub research: Option<research::ResearchRun>,
     /// Conversation histories of the bounded phases' context labels (`""`: primary).

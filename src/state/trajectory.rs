@@ -294,7 +294,7 @@ pub enum Item {
         /// The summary.
         text: String,
     },
-    /// A research run began a stage (`agent::research`): the Steps view groups the entries
+    /// A research run began a stage (`agent::step::research::run`): the Steps view groups the entries
     /// that follow under this heading.
     Phase {
         /// The heading ("Subtopic 2 of 4: ...").

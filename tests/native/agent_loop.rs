@@ -353,7 +353,9 @@ fn a_summary_the_same_as_an_earlier_one_is_not_made_again() {
     assert_eq!(results.len(), 2, "{results:?}");
     assert_eq!(
         results[1],
-        knowledgelens::agent::reflexion::same_as_before_text("summarize_page_content")
+        knowledgelens::agent::step::reflect::reflexion::same_as_before_text(
+            "summarize_page_content"
+        )
     );
     // Five model calls: the scripted model fails on a sixth (a second summary).
     assert_eq!(out.llm.calls(), 5);

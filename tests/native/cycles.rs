@@ -151,15 +151,45 @@ fn read_module(path: &Path, module: Vec<String>, src: &Path, files: &mut Vec<Fil
     } else {
         path.with_extension("")
     };
+    let at_paths = path_attributes(&text);
     for (name, child) in children {
         let flat = dir.join(format!("{name}.rs"));
-        let file: PathBuf = if flat.exists() {
+        let file: PathBuf = if let Some(at) = at_paths.get(&name) {
+            // `#[path]` is relative to the declaring file's folder.
+            path.parent().expect("dir").join(at)
+        } else if flat.exists() {
             flat
         } else {
             dir.join(&name).join("mod.rs")
         };
         read_module(&file, child, src, files);
     }
+}
+
+/// The modules declared with `#[path = "..."]` in `text`, and their paths: the attribute on
+/// its own line, the `mod name;` on the next.
+fn path_attributes(text: &str) -> BTreeMap<String, String> {
+    let mut found = BTreeMap::new();
+    let mut lines = text.lines().map(str::trim).peekable();
+    while let Some(line) = lines.next() {
+        let Some(at) = line
+            .strip_prefix("#[path = \"")
+            .and_then(|rest| rest.strip_suffix("\"]"))
+        else {
+            continue;
+        };
+        let Some(next) = lines.peek() else { break };
+        let declared = next
+            .trim_start_matches("pub ")
+            .trim_start_matches("pub(crate) ");
+        if let Some(name) = declared
+            .strip_prefix("mod ")
+            .and_then(|rest| rest.strip_suffix(';'))
+        {
+            found.insert(name.to_string(), at.to_string());
+        }
+    }
+    found
 }
 
 /// Every path `file` names, as written, with the module path of the code naming it.

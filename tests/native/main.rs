@@ -7,6 +7,7 @@
 // The agent loop and its phases.
 mod agent_loop;
 mod answer_links;
+mod capabilities;
 mod context;
 mod context_too_long;
 mod executor;

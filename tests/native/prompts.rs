@@ -14,6 +14,7 @@
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::context::Fit;
 use knowledgelens::agent::prompts;
+use knowledgelens::agent::step::research::prompt as research_prompt;
 use knowledgelens::agent::trajectory::{ErrorInfo, Item};
 use knowledgelens::llm::{ChatRequest, ToolCall, ToolSpec};
 use knowledgelens::state::config::ReadingLevel;
@@ -340,7 +341,7 @@ fn research_cases() -> Vec<(String, ChatRequest)> {
     })
     .collect();
     run.report = "## Approach A\nFast [p1].\n\n## Synthesis\nA is faster.".into();
-    let system = prompts::research::research_system(&state).expect("system builds");
+    let system = research_prompt::research_system(&state).expect("system builds");
     let stages = [
         ("decompose", Stage::Decompose, true),
         ("subtopic", Stage::Research(1), true),
@@ -351,8 +352,8 @@ fn research_cases() -> Vec<(String, ChatRequest)> {
     stages
         .into_iter()
         .map(|(name, stage, searchable)| {
-            let user = prompts::research::opening(&state, &run, stage, searchable)
-                .expect("opening builds");
+            let user =
+                research_prompt::opening(&state, &run, stage, searchable).expect("opening builds");
             let request = ChatRequest {
                 messages: vec![
                     knowledgelens::llm::ChatMessage::new(
@@ -361,7 +362,7 @@ fn research_cases() -> Vec<(String, ChatRequest)> {
                     ),
                     knowledgelens::llm::ChatMessage::new(knowledgelens::llm::Role::User, user),
                 ],
-                response_format: prompts::research::format(stage),
+                response_format: research_prompt::format(stage),
                 ..ChatRequest::default()
             };
             (format!("research/{name}"), request)

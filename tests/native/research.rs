@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use knowledgelens::agent::phase::{PhaseResult, StopReason};
-use knowledgelens::agent::research::{self, Directive};
+use knowledgelens::agent::step::research::run::{self as research, Directive};
 use knowledgelens::agent::trajectory::Item;
 use knowledgelens::llm::{ChatRequest, Role};
 use knowledgelens::service::{Ports, Service};
@@ -554,7 +554,7 @@ fn a_subtopic_that_hits_its_bound_keeps_what_it_found() {
 
 #[test]
 fn the_stage_schemas_parse_and_bound_what_they_ask_for() {
-    use knowledgelens::agent::prompts::research::{format, MAX_SUBTOPIC_CHARS};
+    use knowledgelens::agent::step::research::prompt::{format, MAX_SUBTOPIC_CHARS};
     use knowledgelens::state::research::MAX_SUBTOPICS;
     let subtopics = format(Stage::Decompose).expect("decompose asks for JSON");
     assert_eq!(subtopics.name, "subtopics");

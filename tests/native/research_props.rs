@@ -3,8 +3,8 @@
 //! reply), and the review's fixes (applied at most once each, never a panic, never a
 //! heading removed; no fix leaves the report as it was).
 
-use knowledgelens::agent::prompts::research::MAX_SUBTOPIC_CHARS;
-use knowledgelens::agent::research::{apply_fixes, fixes, subtopics, Fix};
+use knowledgelens::agent::step::research::prompt::MAX_SUBTOPIC_CHARS;
+use knowledgelens::agent::step::research::run::{apply_fixes, fixes, subtopics, Fix};
 use proptest::prelude::*;
 
 fn words() -> impl Strategy<Value = String> {
@@ -69,7 +69,7 @@ proptest! {
         let json = serde_json::json!({
             "fixes": fixes.iter().map(|f| serde_json::json!({"find": f.find, "replace": f.replace})).collect::<Vec<_>>()
         });
-        prop_assert_eq!(knowledgelens::agent::research::fixes(&json.to_string()).len(), fixes.len());
+        prop_assert_eq!(knowledgelens::agent::step::research::run::fixes(&json.to_string()).len(), fixes.len());
     }
 }
 

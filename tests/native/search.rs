@@ -864,7 +864,9 @@ fn stop_abandons_a_search_in_flight() {
 
 #[test]
 fn the_reply_schemas_are_objects_with_the_limits_of_the_code() {
-    use knowledgelens::agent::prompts::search::{grades_schema, rewrite_schema, MAX_REASON_CHARS};
+    use knowledgelens::agent::step::search::prompt::{
+        grades_schema, rewrite_schema, MAX_REASON_CHARS,
+    };
     let grades = grades_schema();
     let item = &grades["properties"]["grades"]["items"];
     assert_eq!(item["required"].as_array().map(Vec::len), Some(4));

@@ -14,7 +14,7 @@ pub fn grounding_text(state: &SessionState) -> Result<String, TemplateError> {
     grounding_with(state, builtin()?)
 }
 
-pub(super) fn grounding_with(
+pub(crate) fn grounding_with(
     state: &SessionState,
     templates: &Builtin,
 ) -> Result<String, TemplateError> {

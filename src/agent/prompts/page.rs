@@ -23,7 +23,7 @@ pub(super) fn page_data(fence: Fence<'_>, title: &str, url: &str, text: Option<&
 /// The page block, the first user message: the fenced passages (the whole page when it
 /// fits the run's page characters, else its start: the excerpt's lead), or why there are
 /// none. The same for every question on the page.
-pub(super) fn page_block(
+pub(crate) fn page_block(
     state: &SessionState,
     templates: &Builtin,
     fit: &Fit,

@@ -2,22 +2,30 @@ use super::*;
 
 #[test]
 fn every_builtin_template_loads_validates_and_has_its_sections() {
-    for builtin in BUILTIN {
-        let template = load(builtin).unwrap_or_else(|e| panic!("{}: {e}", builtin.0));
-        assert_eq!(format!("{}.tpl", template.name), builtin.0);
+    let mut files = Vec::new();
+    for builtin in crate::agent::capabilities::templates() {
+        let template = builtin
+            .load()
+            .unwrap_or_else(|e| panic!("{}: {e}", builtin.file));
+        assert_eq!(format!("{}.tpl", template.name), builtin.file);
+        files.push(builtin.file);
     }
+    files.sort_unstable();
+    files.dedup();
+    assert_eq!(files.len(), 13, "{files:?}");
     let loaded = builtin().expect("the built-in templates load");
     assert_eq!(loaded.system.name, "system");
     assert_eq!(loaded.user.name, "user");
     assert_eq!(loaded.reason.name, "reason");
     assert_eq!(loaded.observe.name, "observe");
     assert_eq!(loaded.synthesis.name, "synthesis");
-    assert_eq!(loaded.reflect.name, "reflect");
+    assert_eq!(loaded.note.name, "note");
 }
 
 #[test]
 fn builtin_template_files_are_in_canonical_form() {
-    for (file, text, _) in BUILTIN {
+    for builtin in crate::agent::capabilities::templates() {
+        let (file, text) = (builtin.file, builtin.text);
         let template = Template::parse(text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(
             template.serialize(),
@@ -131,11 +139,11 @@ fn the_reflection_sections_render() {
         ("suggested_fix", "Read on."),
     ]);
     assert_eq!(
-        loaded.reflect.render(&values, &["note"]).unwrap(),
+        loaded.note.render(&values, &["note"]).unwrap(),
         "Reflection on the failed call to read_page (not_found): {{analysis}} Suggested fix: Read on."
     );
     assert!(loaded
-        .reflect
+        .note
         .render(&values, &["note", "alternative"])
         .unwrap()
         .ends_with("Read on.\nThis kind of failure happened before, or the call was repeated: do not make the same call again. Take an alternative approach: another tool, or other arguments."));

@@ -3,6 +3,11 @@
 //! state, the trajectory items (recorded in the state) and the events. No I/O and no clock:
 //! the time comes in [`StepCtx`]. The driver ([`crate::agent::Engine`]) performs the
 //! [`Action`] a state asks for and saves after every transition.
+//!
+//! The capabilities (search, summarize, screenshot, research, reflect, compact) are folders
+//! here, each with its transitions, prompt code, template and state type
+//! ([`crate::agent::capabilities`] lists them); this module dispatches to them and holds
+//! the loop's own transitions (`thought`, `reply`, `tool`, `call`, `end`, `further`).
 
 use crate::agent::context::Fit;
 use crate::agent::executor::{self, RetryPolicy};
@@ -337,8 +342,11 @@ fn plan_act(
     // search: its grading), the same as one that already gave its result, is not run again:
     // small models repeat such calls (the loop guard stops cheap ones after three results).
     let costly = summarize::is_summarize_tool(&call.name) || search::is_search_tool(&call.name);
-    if costly && state.phase.is_none() && crate::agent::reflexion::succeeded_before(state, &call) {
-        let again = crate::agent::reflexion::same_as_before_text(&call.name);
+    if costly
+        && state.phase.is_none()
+        && crate::agent::step::reflect::reflexion::succeeded_before(state, &call)
+    {
+        let again = crate::agent::step::reflect::reflexion::same_as_before_text(&call.name);
         tool_done(state, ctx, &call, Ok(again), out);
         return Action::Continue;
     }
@@ -460,15 +468,15 @@ fn template_error(err: &TemplateError) -> ErrorInfo {
 pub(crate) use crate::types::tokens::grouped;
 
 mod call;
-mod compact;
+pub mod compact;
 mod end;
 mod further;
-mod reflect;
+pub mod reflect;
 mod reply;
 pub mod research;
 pub mod screenshot;
 pub mod search;
-mod summarize;
+pub mod summarize;
 pub mod thought;
 mod tool;
 

@@ -150,7 +150,7 @@ fn last_call(state: &SessionState) -> Option<ToolCall> {
 }
 
 fn judged(call: ToolCall) -> crate::state::memory::Failure {
-    crate::agent::reflexion::judged_failure(&call)
+    crate::agent::step::reflect::reflexion::judged_failure(&call)
 }
 
 pub(super) fn synthesis_reply(

@@ -56,7 +56,7 @@ pub fn tool_done(
     let failure = result
         .as_ref()
         .err()
-        .and_then(|err| crate::agent::reflexion::tool_failure(call, err));
+        .and_then(|err| crate::agent::step::reflect::reflexion::tool_failure(call, err));
     tool_done_as(state, ctx, call, result, failure, out);
 }
 

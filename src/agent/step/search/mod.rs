@@ -8,8 +8,10 @@
 //! the model alone with a disclaimer saying why (property 14). `grade_search_results` and
 //! `rewrite_search_query` run one stage each.
 
+pub mod prompt;
+
 use super::*;
-use crate::agent::prompts::search as prompts_search;
+use crate::agent::step::search::prompt as prompts_search;
 use crate::ports::SearchQuery;
 use crate::state::search::{
     normalized, Fallback, Grade, QueryRound, SearchMode, SearchRun, SearchStage, Verdict,

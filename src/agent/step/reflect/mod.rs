@@ -5,8 +5,10 @@
 //! built-in fallback: a failed reflection never ends the run. Also loop detection: a call
 //! that already gave the same result [`reflexion::MAX_IDENTICAL_RESULTS`] times is not run.
 
+pub mod prompt;
+pub mod reflexion;
+
 use super::*;
-use crate::agent::reflexion;
 use crate::state::memory::{Failure, Reflection};
 
 /// Most attempts of one reflection call (a worker stopped during it redoes it once).
@@ -63,8 +65,9 @@ pub(super) fn plan_reflect(
         return Action::Continue;
     }
     // Fitted to the window like every request; one that does not fit is not sent.
-    let fitted = super::compact::fit(state, false, |fit| prompts::reflect(state, &failure, fit));
-    let Ok(super::compact::Fitted::Send(request)) = fitted else {
+    let fitted =
+        crate::agent::step::compact::fit(state, false, |fit| prompt::reflect(state, &failure, fit));
+    let Ok(crate::agent::step::compact::Fitted::Send(request)) = fitted else {
         store(state, ctx, reflexion::fallback(&failure));
         return Action::Continue;
     };

@@ -6,15 +6,34 @@
 
 use serde_json::Value;
 
-use super::{builtin, standalone, strings};
 use crate::agent::context;
 use crate::agent::fence::Fence;
-use crate::agent::template::TemplateError;
+use crate::agent::prompts::{standalone, strings};
+use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::ChatRequest;
 use crate::state::search::{Confidence, Grade, SearchRun, Verdict};
 use crate::state::SessionState;
 use crate::types::json_text::json_objects;
 use crate::types::SearchResult;
+
+/// The template file, and the sections rendered from it.
+pub const TEMPLATE: BuiltinTemplate = BuiltinTemplate {
+    file: "search.tpl",
+    text: include_str!("search.tpl"),
+    sections: &[
+        "grade_system",
+        "grade_request",
+        "rewrite_system",
+        "rewrite_request",
+        "rewrite_repeated",
+    ],
+};
+
+/// The search template, loaded and validated once.
+fn template() -> Result<&'static Template, TemplateError> {
+    static LOADED: Loaded = Loaded::new();
+    TEMPLATE.loaded(&LOADED)
+}
 
 /// The JSON schema name of a grading reply.
 pub const GRADES_SCHEMA: &str = "search_grades";
@@ -38,11 +57,8 @@ pub fn grade(
     query: &str,
     results: &[SearchResult],
 ) -> Result<ChatRequest, TemplateError> {
-    let templates = builtin()?;
     let fence = Fence::new(&state.nonce);
-    let system = templates
-        .search
-        .render(&strings(&[("fence_tag", &fence.tag())]), &["grade_system"])?;
+    let system = template()?.render(&strings(&[("fence_tag", &fence.tag())]), &["grade_system"])?;
     let listed: Vec<String> = results
         .iter()
         .enumerate()
@@ -58,7 +74,7 @@ pub fn grade(
         })
         .collect();
     let count = results.len().to_string();
-    let request = templates.search.render(
+    let request = template()?.render(
         &strings(&[
             ("goal", &goal(state)),
             ("query", query),
@@ -166,9 +182,8 @@ pub fn rewrite(
     run: &SearchRun,
     repeated: bool,
 ) -> Result<ChatRequest, TemplateError> {
-    let templates = builtin()?;
     let fence = Fence::new(&state.nonce);
-    let system = templates.search.render(
+    let system = template()?.render(
         &strings(&[("fence_tag", &fence.tag())]),
         &["rewrite_system"],
     )?;
@@ -185,7 +200,7 @@ pub fn rewrite(
     if repeated {
         sections.push("rewrite_repeated");
     }
-    let request = templates.search.render(&values, &sections)?;
+    let request = template()?.render(&values, &sections)?;
     Ok(standalone(
         state,
         system,

@@ -3,10 +3,7 @@
 //! standalone (not the conversation), so it stays small; its reply becomes the tool's
 //! result, which the loop's prompts quote inside the page fence like any page text. Pure.
 
-use std::sync::OnceLock;
-
-use super::load;
-use crate::agent::template::{Context, Template, TemplateError};
+use crate::agent::template::{BuiltinTemplate, Context, Loaded, Template, TemplateError};
 use crate::llm::{ChatMessage, ChatRequest, Role};
 use crate::state::SessionState;
 use crate::types::Image;
@@ -15,19 +12,16 @@ use crate::types::Image;
 pub const TRANSCRIPT_MAX_TOKENS: u32 = 2_048;
 
 /// The template file, and the sections rendered from it.
-const TEMPLATE: (&str, &str, &[&str]) = (
-    "screenshot.tpl",
-    include_str!("../templates/screenshot.tpl"),
-    &["system", "request"],
-);
+pub const TEMPLATE: BuiltinTemplate = BuiltinTemplate {
+    file: "screenshot.tpl",
+    text: include_str!("screenshot.tpl"),
+    sections: &["system", "request"],
+};
 
 /// The screenshot template, loaded and validated once.
 fn template() -> Result<&'static Template, TemplateError> {
-    static LOADED: OnceLock<Result<Template, TemplateError>> = OnceLock::new();
-    LOADED
-        .get_or_init(|| load(TEMPLATE))
-        .as_ref()
-        .map_err(Clone::clone)
+    static LOADED: Loaded = Loaded::new();
+    TEMPLATE.loaded(&LOADED)
 }
 
 /// The transcription call: the instruction and `image` in one user message, no tools, no

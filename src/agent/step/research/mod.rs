@@ -1,20 +1,23 @@
 //! Research mode's transitions: beginning a research run with its first stage, and after
-//! each stage's phase the next stage or the report (`agent::research` decides which, from
+//! each stage's phase the next stage or the report (`agent::step::research::run` decides which, from
 //! the phase's result alone). Every stage is a bounded phase in its own context label,
 //! begun in the same transition that ended the one before, so a worker stopped anywhere
 //! resumes in the stage it was in and never redoes a finished one.
 
+pub mod prompt;
+pub mod run;
+
 use super::*;
 use crate::agent::phase::{self, Phase, PhaseResult};
-use crate::agent::prompts::research as texts;
-use crate::agent::research::{self, Directive, StagePlan};
 use crate::state::research::{ResearchRun, Stage};
+use prompt as texts;
+use run::{Directive, StagePlan};
 
 /// Makes the run `begin_run` set up in `state` a research run of at most `subtopics`
 /// subtopics, at its first stage.
 pub fn begin(state: &mut SessionState, subtopics: u32, now: u64) -> Result<(), TemplateError> {
     state.research = Some(ResearchRun::new(subtopics));
-    begin_stage(state, now, &research::first())
+    begin_stage(state, now, &run::first())
 }
 
 /// Whether the current call writes a research report (its text streams to the UI).
@@ -46,11 +49,11 @@ pub(super) fn next_stage(
         tool_calls: phase.result.tool_calls.clone(),
         stop_reason: reason,
     };
-    let mut directive = research::advance(&mut run, &state.question, &result);
+    let mut directive = run::advance(&mut run, &state.question, &result);
     if ctx.stop && matches!(directive, Directive::Run(_)) {
         // Stop pressed while the stage's last call was answered: its result is kept, and
         // the research ends there.
-        directive = research::stop(&mut run);
+        directive = run::stop(&mut run);
     }
     state.research = Some(run);
     state.queued_calls.clear();
@@ -81,7 +84,7 @@ pub(super) fn next_stage(
 /// the best report it has.
 pub(super) fn failed(state: &mut SessionState, ctx: &StepCtx<'_>, error: ErrorInfo, out: &mut Out) {
     if let Some(run) = state.research.as_mut() {
-        research::conclude(run, true);
+        run::conclude(run, true);
     }
     end_research(state, ctx, RunStatus::Failed, Some(error), out);
 }

@@ -8,8 +8,10 @@
 //! which sections it covers ("sections 1–5 of 12; the budget allows no more"). Stop keeps
 //! the sections done: they are the tool's result, and the answer is written from them.
 
+pub mod prompt;
+
 use super::*;
-use crate::agent::prompts::summary as prompts_summary;
+use crate::agent::step::summarize::prompt as prompts_summary;
 use crate::page;
 use crate::state::summary::{Shortfall, SummaryRun, SummaryStage};
 use crate::tools::summarize::SummarizePageArgs;

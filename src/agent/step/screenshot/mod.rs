@@ -9,8 +9,10 @@
 //! notice saying so ([`NO_IMAGES_NOTICE`]); a tab that is not in front gives "the page is
 //! not visible".
 
+pub mod prompt;
+
 use super::*;
-use crate::agent::prompts::screenshot as prompts_screenshot;
+use crate::agent::step::screenshot::prompt as prompts_screenshot;
 use crate::llm::transport::refuses_images;
 use crate::ports::CaptureError;
 use crate::tools::screenshot::{ExtractScreenshotTextArgs, LITTLE_TEXT_CHARS};

@@ -4,8 +4,6 @@
 - {{error_type}}: string
 - {{error}}: string
 - {{earlier}}: list
-- {{analysis}}: string
-- {{suggested_fix}}: string
 
 <section name="instruction" optional>
 Your call to {{tool}} with the arguments {{arguments}} failed ({{error_type}}): {{error}}
@@ -16,13 +14,4 @@ Before you try again, reflect on this failure. Reply with only a JSON object: {"
 
 Reflections on earlier failures of the same tool or of the same kind:
 {{earlier}}
-</section>
-
-<section name="note" optional>
-Reflection on the failed call to {{tool}} ({{error_type}}): {{analysis}} Suggested fix: {{suggested_fix}}
-</section>
-
-<section name="alternative" optional>
-
-This kind of failure happened before, or the call was repeated: do not make the same call again. Take an alternative approach: another tool, or other arguments.
 </section>

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use crate::agent::phase::PhaseResult;
-use crate::agent::prompts::research::{MAX_FINDINGS_CHARS, MAX_SUBTOPIC_CHARS};
+use crate::agent::step::research::prompt::{MAX_FINDINGS_CHARS, MAX_SUBTOPIC_CHARS};
 use crate::state::research::{ResearchRun, Stage, Subtopic, SUBTOPIC_ROUNDS};
 use crate::state::StopReason;
 use crate::tools::{QueryPage, ReadPage, TypedTool, SEARCH_WEB};

@@ -2,6 +2,8 @@
 //! the persisted compaction phase, and compact-and-retry-once when the provider refuses a
 //! request as too long. The decisions themselves are in [`crate::agent::context`].
 
+pub mod prompt;
+
 use super::*;
 use crate::agent::context::{self, Fit, Older};
 use crate::types::LlmErrorKind;
@@ -175,7 +177,7 @@ pub(super) fn plan_compact(
         let limit = context::limit(state).unwrap_or(u64::MAX);
         let words = summary_words(state, older);
         for detail in MODEL_DETAIL {
-            let request = match prompts::compaction(state, older, detail, words) {
+            let request = match prompt::compaction(state, older, detail, words) {
                 Ok(request) => request,
                 Err(err) => {
                     halt(state, ctx, Halt::Failed(template_error(&err)), out);
@@ -277,7 +279,7 @@ fn apply(state: &mut SessionState, ctx: &StepCtx<'_>, older: Older, summary: Opt
     let before = prompts::context_tokens(state).unwrap_or(0);
     // What a request adds to the context (tool definitions, the reply cap): a summary is
     // enough when the next request fits under "Compact at" with it.
-    let tools = super::reason_tools(state, ctx, &Fit::NONE);
+    let tools = crate::agent::step::reason_tools(state, ctx, &Fit::NONE);
     let overhead = prompts::reason(state, tools, &Fit::NONE)
         .map_or(0, |r| context::window_use(state, &r).saturating_sub(before));
     let threshold = context::compact_threshold(state).unwrap_or(u64::MAX);

@@ -1,15 +1,13 @@
-//! Research mode's prompts (`agent::research`): every stage opens its context with the same
+//! Research mode's prompts (`agent::step::research::run`): every stage opens its context with the same
 //! system message and page block as any run (so the prefix is the same in every context
 //! label, and a provider's prompt cache can reuse it), then the stage's instruction from
-//! `templates/research.tpl`. Subtopics, findings and reports are model output made from page
+//! `research.tpl`. Subtopics, findings and reports are model output made from page
 //! and web text: they are quoted inside the run's fence. Pure.
 
-use std::sync::OnceLock;
-
-use super::{builtin, page_block, strings, system};
 use crate::agent::context::Fit;
 use crate::agent::fence::Fence;
-use crate::agent::template::{Template, TemplateError};
+use crate::agent::prompts::{builtin, page_block, strings, system};
+use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::JsonSchemaFormat;
 use crate::state::research::{ResearchRun, Stage};
 use crate::state::SessionState;
@@ -19,22 +17,17 @@ pub const MAX_SUBTOPIC_CHARS: usize = 160;
 /// Longest findings kept per subtopic (characters).
 pub const MAX_FINDINGS_CHARS: usize = 4_000;
 
+/// The template file, and the sections rendered from it.
+pub const TEMPLATE: BuiltinTemplate = BuiltinTemplate {
+    file: "research.tpl",
+    text: include_str!("research.tpl"),
+    sections: &["decompose", "subtopic", "fallback", "synthesize", "review"],
+};
+
+/// The research template, loaded and validated once.
 fn template() -> Result<&'static Template, TemplateError> {
-    static TEMPLATE: OnceLock<Result<Template, TemplateError>> = OnceLock::new();
-    TEMPLATE
-        .get_or_init(|| {
-            let template = Template::load(include_str!("../templates/research.tpl"))?;
-            template.expect_sections(&[
-                "decompose",
-                "subtopic",
-                "fallback",
-                "synthesize",
-                "review",
-            ])?;
-            Ok(template)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+    static LOADED: Loaded = Loaded::new();
+    TEMPLATE.loaded(&LOADED)
 }
 
 /// The system message of every research stage: the run's own (role, fence, reading level,

@@ -4,13 +4,26 @@
 
 use serde_json::Value;
 
-use super::{builtin, instructed, strings, Builtin};
 use crate::agent::context::Fit;
-use crate::agent::reflexion;
-use crate::agent::template::TemplateError;
+use crate::agent::prompts::{builtin, instructed, strings};
+use crate::agent::step::reflect::reflexion;
+use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::{ChatRequest, JsonSchemaFormat};
 use crate::state::memory::{Failure, Reflection};
 use crate::state::SessionState;
+
+/// The template file, and the sections rendered from it.
+pub const TEMPLATE: BuiltinTemplate = BuiltinTemplate {
+    file: "reflect.tpl",
+    text: include_str!("reflect.tpl"),
+    sections: &["instruction", "earlier"],
+};
+
+/// The reflect template, loaded and validated once.
+fn template() -> Result<&'static Template, TemplateError> {
+    static LOADED: Loaded = Loaded::new();
+    TEMPLATE.loaded(&LOADED)
+}
 
 /// The reflection call on `failure` (the conversation shrunk by `fit`, then the
 /// instruction): no tools; JSON output constrained to [`reflexion::schema`] when the
@@ -37,7 +50,7 @@ pub fn reflect(
         context.insert("earlier".into(), Value::Array(earlier));
         sections.push("earlier");
     }
-    let instruction = templates.reflect.render(&context, &sections)?;
+    let instruction = template()?.render(&context, &sections)?;
     Ok(ChatRequest {
         messages: instructed(state, templates, fit, instruction)?,
         tools: Vec::new(),
@@ -45,7 +58,7 @@ pub fn reflect(
             name: reflexion::SCHEMA_NAME.into(),
             schema: reflexion::schema(),
         }),
-        max_tokens: super::reply_cap(state, fit),
+        max_tokens: crate::agent::prompts::reply_cap(state, fit),
         stream: state.config.stream,
         cache_key: None,
     })
@@ -57,25 +70,4 @@ fn line(r: &Reflection) -> String {
         "{} ({}): {} Suggested fix: {}",
         r.tool, r.error_type, r.analysis, r.suggested_fix
     )
-}
-
-/// The user message a reflection adds after the failed result: the analysis and the fix,
-/// and with `alternative` the request for another approach.
-pub(super) fn note(
-    templates: &Builtin,
-    reflection: &Reflection,
-    alternative: bool,
-) -> Result<String, TemplateError> {
-    let context = strings(&[
-        ("tool", &reflection.tool),
-        ("error_type", &reflection.error_type),
-        ("analysis", &reflection.analysis),
-        ("suggested_fix", &reflection.suggested_fix),
-    ]);
-    let sections: &[&str] = if alternative {
-        &["note", "alternative"]
-    } else {
-        &["note"]
-    };
-    templates.reflect.render(&context, sections)
 }

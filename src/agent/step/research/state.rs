@@ -1,4 +1,4 @@
-//! The persisted state of a research run (`agent::research`): the stage it is at, the
+//! The persisted state of a research run (`agent::step::research::run`): the stage it is at, the
 //! subtopics and what each found, and the report. It is saved with the session like every
 //! other phase, so a worker stopped in any stage resumes there and no finished stage is
 //! redone.

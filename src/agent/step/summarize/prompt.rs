@@ -6,12 +6,10 @@
 //! the run's fence. The replies are plain
 //! text. Pure.
 
-use std::sync::OnceLock;
-
-use super::strings;
 use crate::agent::context;
 use crate::agent::fence::Fence;
-use crate::agent::template::{Template, TemplateError};
+use crate::agent::prompts::strings;
+use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::{ChatMessage, ChatRequest, Role};
 use crate::state::SessionState;
 use crate::types::page::clean_title;
@@ -31,24 +29,24 @@ pub fn reply_cap(state: &SessionState, words: u32) -> u32 {
     (words * 2 + 64).min(state.config.max_output_tokens)
 }
 
-/// The summary template (`templates/summary.tpl`), loaded and validated once.
+/// The template file, and the sections rendered from it.
+pub const TEMPLATE: BuiltinTemplate = BuiltinTemplate {
+    file: "summary.tpl",
+    text: include_str!("summary.tpl"),
+    sections: &[
+        "section_system",
+        "page_system",
+        "combine_system",
+        "section_request",
+        "page_request",
+        "combine_request",
+    ],
+};
+
+/// The summary template, loaded and validated once.
 fn template() -> Result<&'static Template, TemplateError> {
-    static TEMPLATE: OnceLock<Result<Template, TemplateError>> = OnceLock::new();
-    TEMPLATE
-        .get_or_init(|| {
-            let template = Template::load(include_str!("../templates/summary.tpl"))?;
-            template.expect_sections(&[
-                "section_system",
-                "page_system",
-                "combine_system",
-                "section_request",
-                "page_request",
-                "combine_request",
-            ])?;
-            Ok(template)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+    static LOADED: Loaded = Loaded::new();
+    TEMPLATE.loaded(&LOADED)
 }
 
 fn title(state: &SessionState) -> String {
