@@ -19,7 +19,7 @@
 # KL_MODEL_THREADS sets the server's threads (default 1: with Chromium beside it, 2 threads on
 # a 2-core machine generate at under 2 tokens a second).
 # Writes target/bench/quality-<model>.json per model and target/bench/quality.json (all of
-# them), and prints the table the README shows. Not part of pkg-scripts/test.sh.
+# them), and prints the table docs/performance.md shows. Not part of pkg-scripts/test.sh.
 set -euo pipefail
 
 export KL_SCRIPT=bench-quality

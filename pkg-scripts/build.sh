@@ -89,14 +89,14 @@ esbuild="$KL_ROOT/node_modules/.bin/esbuild"
 # is touched only by a stack about to overflow; knowing that, wasm-opt folds constant offsets
 # into loads and stores (an access that would have wrapped around now traps). --converge
 # repeats the passes until the module stops shrinking (+10 s per build). Together -3.2 KB
-# gzipped (README, Benchmarks). (Not --ignore-implicit-traps: the module it gives fails with
+# gzipped (docs/decisions/opt-level-z.md). (Not --ignore-implicit-traps: the module it gives fails with
 # "memory access out of bounds" in the step benchmark.) --reorder-functions-by-name, after
 # pkg-scripts/lib/function-order.mjs has named the functions for it, puts like code next to
 # like (every instance of one trait method, the async state machines, the drop glue), where
 # gzip's 32 KB window finds the repeats: -6 KB gzipped. --one-caller-inline-max-function-size=0
 # keeps wasm-opt from inlining a function into its only caller (LLVM has inlined what pays):
 # the module grows by 2.7% but gzips 19 KB smaller, as functions stay whole and alike next to
-# each other (README, Benchmarks).
+# each other (docs/decisions/function-order.md).
 wasm_opt_flags=(-Oz --low-memory-unused --converge --one-caller-inline-max-function-size=0
   --reorder-functions-by-name
   --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext

@@ -13,7 +13,7 @@
 //          written for this fixture, with digits and Latin words mixed in as real pages
 //          have), composed into texts by a seeded shuffle: 12 Chinese, 12 Japanese
 // Regenerating after the sources changed changes the texts; rerun the estimator tests
-// (`cargo test --features testing --test tokens`) and update the README's benchmark line.
+// (`cargo test --features testing --test tokens`) and update docs/performance.md ("Token estimates and compaction").
 import { readFileSync, readdirSync, existsSync, writeFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { getEncoding } from 'js-tiktoken';

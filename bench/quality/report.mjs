@@ -1,5 +1,5 @@
 // Combines the per-model results of bench/quality/run.mjs into one file and prints the table
-// the README shows: per model, ours and the baseline side by side.
+// docs/performance.md shows: per model, ours and the baseline side by side.
 //
 //   node bench/quality/report.mjs --out target/bench/quality.json RESULT.json...
 

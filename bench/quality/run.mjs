@@ -216,7 +216,7 @@ async function storedRun(popup, session, run) {
       return v;
     }
   };
-  // The page record is the page's text (README, "Storage keys"); the head has its title.
+  // The page record is the page's text (docs/architecture.md, "Persistence"); the head has its title.
   const page = parse(all[`page:${session}:${run}`]);
   const head = parse(all[`session:${session}`]);
   const state = head?.state ?? head;

