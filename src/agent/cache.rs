@@ -49,8 +49,12 @@ pub fn page_key(session: &str, nonce: &str) -> String {
 /// its page, else (a phase, or a run without a nonce) the key of the run and label. A label
 /// started afresh (`continue_context = false`) gets a new key: its old prefix is gone.
 pub fn of(state: &SessionState) -> String {
-    let label = state.phase.as_ref().map_or(PRIMARY, |p| p.label.as_str());
-    let resets = state.context_resets.get(label).copied().unwrap_or(0);
+    let label = state
+        .phases
+        .run
+        .as_ref()
+        .map_or(PRIMARY, |p| p.label.as_str());
+    let resets = state.phases.resets.get(label).copied().unwrap_or(0);
     if label == PRIMARY && resets == 0 && !state.nonce.is_empty() {
         return page_key(&state.session, &state.nonce);
     }

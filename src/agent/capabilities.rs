@@ -65,7 +65,7 @@ pub const CAPABILITIES: [Capability; 6] = [
         name: "compact",
         folder: "src/agent/step/compact",
         templates: &[compact::prompt::TEMPLATE],
-        state: None,
+        state: Some("compact"),
     },
 ];
 

@@ -67,14 +67,14 @@ pub const MAX_SCALE_PCT: u32 = 200;
 pub fn window_use(state: &SessionState, request: &ChatRequest) -> u64 {
     let reply = u64::from(request.max_tokens.unwrap_or(0));
     let prompt = request_tokens(request) - reply;
-    let scale = u64::from(state.prompt_scale_pct.clamp(100, MAX_SCALE_PCT));
+    let scale = u64::from(state.compact.prompt_scale_pct.clamp(100, MAX_SCALE_PCT));
     prompt * scale / 100 + reply
 }
 
 /// The most tokens a request of this run may take (`None`: the window is unknown).
 pub fn limit(state: &SessionState) -> Option<u64> {
     let window = u64::from(state.config.context_window);
-    let overflow = match state.overflow_limit {
+    let overflow = match state.compact.overflow_limit {
         0 => u64::MAX,
         n => n,
     };
@@ -96,6 +96,7 @@ pub fn compact_threshold(state: &SessionState) -> Option<u64> {
 /// Earlier turns the session's summary covers.
 pub fn covered_turns(state: &SessionState) -> usize {
     state
+        .compact
         .compaction
         .as_ref()
         .map_or(0, |c| c.turns.min(state.turns.len()))
@@ -103,7 +104,7 @@ pub fn covered_turns(state: &SessionState) -> usize {
 
 /// Entries of this run's trajectory the session's summary covers.
 pub fn covered_entries(state: &SessionState) -> usize {
-    match &state.compaction {
+    match &state.compact.compaction {
         Some(c) if c.run_id == state.run_id => c.entries.min(state.trajectory.len()),
         _ => 0,
     }
@@ -266,7 +267,7 @@ pub fn grounding(state: &SessionState) -> Grounding {
     };
     let mut completed = Vec::new();
     let mut decisions = Vec::new();
-    let mut answers = state.kept_answers.clone();
+    let mut answers = state.input.kept_answers.clone();
     for entry in &state.trajectory {
         match &entry.item {
             Item::ToolResult {
@@ -344,7 +345,7 @@ pub const MAX_SUMMARY_CHARS: usize = 6_000;
 /// of each result and answer) and for the deterministic fallback.
 pub fn older_text(state: &SessionState, older: Older, detail: usize) -> String {
     let mut lines: Vec<String> = Vec::new();
-    if let Some(c) = &state.compaction {
+    if let Some(c) = &state.compact.compaction {
         let (summary, cut) = clip(&c.summary, detail.saturating_mul(4));
         lines.push(format!(
             "Summary so far: {summary}{}",

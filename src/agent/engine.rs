@@ -400,7 +400,7 @@ impl<'a> Engine<'a> {
     async fn await_input(&self, cell: &RefCell<SessionState>, out: &mut Out) {
         {
             let mut state = cell.borrow_mut();
-            let Some(pending) = state.pending_input.clone() else {
+            let Some(pending) = state.input.pending.clone() else {
                 return waiting::lost(&mut state);
             };
             let event = EventKind::AwaitingInput {

@@ -114,7 +114,7 @@ pub fn check(
     call: &ToolCall,
     now_ms: u64,
 ) -> Result<(), ToolError> {
-    let subset = state.phase.as_ref().and_then(|p| p.tools.as_deref());
+    let subset = state.phases.run.as_ref().and_then(|p| p.tools.as_deref());
     let policy = Policy {
         permitted_risk: state.config.permitted_risk,
         subset,

@@ -109,7 +109,7 @@ pub mod transitions {
         message: InputMessage,
         out: &mut Out,
     ) -> Heard {
-        let Some(mut pending) = state.pending_input.clone() else {
+        let Some(mut pending) = state.input.pending.clone() else {
             return Heard::Nothing;
         };
         match message {
@@ -120,7 +120,7 @@ pub mod transitions {
             {
                 pending.acknowledged_at = Some(at_ms);
                 pending.answer_deadline = Some(at_ms.saturating_add(state.config.answer_wait_ms()));
-                state.pending_input = Some(pending);
+                state.input.pending = Some(pending);
                 Heard::Acknowledged
             }
             InputMessage::Answer {
@@ -130,7 +130,7 @@ pub mod transitions {
             } if request_id == pending.request_id
                 && pending.deadline().is_none_or(|d| at_ms < d) =>
             {
-                state.pending_input = None;
+                state.input.pending = None;
                 let answer = format!("The user answered: {}", text.trim());
                 step::tool_done(state, ctx, &pending.call, Ok(answer), out);
                 Heard::Answered
@@ -141,7 +141,7 @@ pub mod transitions {
 
     /// Stop was pressed while the question waited: its tool call gets a refusal result.
     pub fn stopped(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
-        let Some(pending) = state.pending_input.take() else {
+        let Some(pending) = state.input.pending.take() else {
             return;
         };
         let err = ToolError::new(
@@ -156,7 +156,7 @@ pub mod transitions {
     /// was asked or shown, so no question waits forever.
     pub fn deadline(state: &mut SessionState) -> Option<u64> {
         let config = state.config;
-        let pending = state.pending_input.as_mut()?;
+        let pending = state.input.pending.as_mut()?;
         if pending.ack_deadline.is_none() {
             pending.ack_deadline = Some(pending.asked_at.saturating_add(config.ack_wait_ms()));
         }
@@ -168,7 +168,7 @@ pub mod transitions {
 
     /// The deadline `deadline` passed: the run ends as timed out with what it had.
     pub fn timed_out(state: &mut SessionState, ctx: &StepCtx<'_>, deadline: u64, out: &mut Out) {
-        let Some(pending) = state.pending_input.take() else {
+        let Some(pending) = state.input.pending.take() else {
             return;
         };
         let error = ErrorInfo::new(

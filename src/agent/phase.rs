@@ -125,10 +125,10 @@ pub fn begin(state: &mut SessionState, system: &str, phase: Phase) -> bool {
         }
         None => {
             if !phase.continue_context {
-                let resets = state.context_resets.get_or_default(label.clone());
+                let resets = state.phases.resets.get_or_default(label.clone());
                 *resets = resets.saturating_add(1);
             }
-            let history = state.contexts.get_or_default(label);
+            let history = state.phases.contexts.get_or_default(label);
             if !phase.continue_context {
                 history.clear();
             }
@@ -136,7 +136,7 @@ pub fn begin(state: &mut SessionState, system: &str, phase: Phase) -> bool {
             Next::Reason
         }
     };
-    state.phase = Some(run);
+    state.phases.run = Some(run);
     state.status = RunStatus::Running;
     state.next = Some(next);
     state.attempts = 0;

@@ -269,7 +269,7 @@ fn conversation_with(
         ChatMessage::new(Role::User, page_block(state, templates, fit)?),
     ];
     // The summary of the compacted history is model output made from page data: fenced.
-    if let Some(compaction) = &state.compaction {
+    if let Some(compaction) = &state.compact.compaction {
         let summary = strings(&[("summary", &fence.wrap(&compaction.summary))]);
         messages.push(ChatMessage::new(
             Role::User,
@@ -448,12 +448,16 @@ pub fn reason(
 
 /// A bounded phase's model call: its system text, then its context label's history.
 pub fn phase(state: &SessionState, system: &str, tools: Vec<ToolSpec>) -> ChatRequest {
-    let label = state.phase.as_ref().map_or("", |p| p.label.as_str());
-    let history = state.contexts.get(label).map_or(&[][..], Vec::as_slice);
+    let label = state.phases.run.as_ref().map_or("", |p| p.label.as_str());
+    let history = state
+        .phases
+        .contexts
+        .get(label)
+        .map_or(&[][..], Vec::as_slice);
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(ChatMessage::new(Role::System, system.to_string()));
     messages.extend(history.iter().cloned());
-    let format = state.phase.as_ref().and_then(|p| p.format.clone());
+    let format = state.phases.run.as_ref().and_then(|p| p.format.clone());
     ChatRequest {
         messages,
         tools,

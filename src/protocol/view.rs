@@ -187,7 +187,7 @@ impl SessionView {
                 })
             }),
             context_share: state.context_share().and_then(Finite::new),
-            pending_input: state.pending_input.as_ref().filter(|_| running).map(|p| {
+            pending_input: state.input.pending.as_ref().filter(|_| running).map(|p| {
                 PendingInputView {
                     request_id: p.request_id.clone(),
                     question: p.question.clone(),

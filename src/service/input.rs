@@ -29,7 +29,7 @@ impl Service {
         Ok(text
             .and_then(|t| state::decode_head(&t).ok())
             .filter(|(s, _)| s.status == RunStatus::Running)
-            .and_then(|(s, _)| s.pending_input)
+            .and_then(|(s, _)| s.input.pending)
             .map(|p| p.request_id))
     }
 

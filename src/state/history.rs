@@ -31,24 +31,6 @@ pub struct Turn {
     pub seen: Option<usize>,
 }
 
-/// The session's compacted history: a summary that replaces, in every later request, the
-/// earlier turns before `turns` and the entries of run `run_id`'s trajectory before
-/// `entries` (`agent::context`). The turns and entries themselves are kept (the Steps view,
-/// the export and the grounding read them).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
-pub struct Compaction {
-    /// Earlier turns covered.
-    pub turns: usize,
-    /// The run whose trajectory `entries` counts.
-    pub run_id: u32,
-    /// Trajectory entries covered (of run `run_id`).
-    pub entries: usize,
-    /// The summary.
-    pub summary: String,
-    /// Whether the model wrote it (else the deterministic fallback).
-    pub by_model: bool,
-}
-
 impl SessionState {
     /// Keeps the current run (if it asked something) as a turn before the next run on `next`,
     /// with the passages its request gave; the turns' passages go when `next` is another

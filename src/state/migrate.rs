@@ -7,51 +7,111 @@
 //! | 1 | one record per session: the whole state, trajectory and page text inline; trajectory items and `next` internally tagged (`{"type": "thought", ...}`, `{"phase": "act", ...}`) |
 //! | 2 | a head record plus the page text and each trajectory entry under their own keys; items and `next` externally tagged (`{"thought": {...}}`, `{"act": {...}}`) |
 //! | 3 | as 2; a tool with side effects that began is `{"act": {"call": ..., "started": true}}` (version 2 inferred it from `attempts > 0`); `rev`, `seq`, queued tool calls, bounded phases and their contexts |
+//! | 4 | as 3; the capabilities' fields in sub-records: `input` (`pending`, `kept_answers`; were `pending_input`, `kept_answers`), `compact` (`compaction`, `last_prompt_tokens`, `prompt_scale_pct`, `overflow_limit`), `phases` (`run`, `contexts`, `resets`; were `phase`, `contexts`, `context_resets`) |
 
 use serde_json::{Map, Value};
 
 use super::{SessionState, StateError, SCHEMA_VERSION};
 
-/// The migration from version `n` to `n + 1` is `STEPS[n - 1]`. Each works on the full state
-/// as JSON (trajectory and page text inline).
-const STEPS: [fn(Value) -> Result<Value, String>; 1] = [v1_to_v2];
+/// The migration from version `n` to `n + 1` is `STEPS[n - 1]`. Each works on the state as
+/// JSON: a version 1 record (trajectory and page text inline), or from version 2 on the
+/// head record's `state` (the steps from 2 on touch neither).
+const STEPS: [fn(Value) -> Result<Value, String>; 3] = [v1_to_v2, v2_to_v3, v3_to_v4];
 
-/// Brings a full-state record of `version` to the current schema and decodes it.
-pub fn to_current(mut value: Value, version: u32) -> Result<SessionState, StateError> {
+/// Brings the state JSON of `version` to the current schema (its `version` included).
+pub fn upgrade(mut value: Value, version: u32) -> Result<Value, String> {
     if version == 0 || version > SCHEMA_VERSION {
-        return Err(StateError::Corrupted(format!(
-            "no migration from schema {version}"
-        )));
+        return Err(format!("no migration from schema {version}"));
     }
     for step in &STEPS[(version - 1) as usize..] {
-        value = step(value).map_err(StateError::Corrupted)?;
+        value = step(value)?;
     }
-    // The decoder of current records, on the migrated value.
-    let mut state = <SessionState as kljson::FromJson>::from_json(value)
-        .map_err(|e| StateError::Corrupted(format!("after migration: {e}")))?;
-    v2_to_v3(&mut state);
-    Ok(state)
+    Ok(value)
 }
 
-/// Version 2 -> 3, on the decoded head (the layout did not change): version 2 marked a
-/// begun side effect by `attempts > 0` during `Act`; version 3 says so in `started`, and
-/// `attempts` counts the attempts of a model call or, during `Act`, of a tool retried.
-pub fn v2_to_v3(state: &mut SessionState) {
-    state.version = SCHEMA_VERSION;
-    if let Some(super::Next::Act { started, .. }) = &mut state.next {
-        if state.attempts > 0 {
-            *started = true;
-            state.attempts = 0;
+/// Brings a full-state record of `version` to the current schema and decodes it.
+pub fn to_current(value: Value, version: u32) -> Result<SessionState, StateError> {
+    let value = upgrade(value, version).map_err(StateError::Corrupted)?;
+    // The decoder of current records, on the migrated value.
+    <SessionState as kljson::FromJson>::from_json(value)
+        .map_err(|e| StateError::Corrupted(format!("after migration: {e}")))
+}
+
+/// The state object of `value`, with its `version` set to `version`.
+fn object(value: &mut Value, version: u32) -> Result<&mut Map<String, Value>, String> {
+    let obj = value
+        .as_object_mut()
+        .ok_or("a session record must be an object")?;
+    obj.insert("version".into(), Value::from(version));
+    Ok(obj)
+}
+
+/// Version 2 -> 3 (the layout did not change): version 2 marked a begun side effect by
+/// `attempts > 0` during `Act`; version 3 says so in `started`, and `attempts` counts the
+/// attempts of a model call or, during `Act`, of a tool retried.
+fn v2_to_v3(mut value: Value) -> Result<Value, String> {
+    let obj = object(&mut value, 3)?;
+    let attempts = obj.get("attempts").and_then(Value::as_u64).unwrap_or(0);
+    if attempts > 0 {
+        if let Some(Value::Object(act)) = obj.get_mut("next").and_then(|n| n.get_mut("act")) {
+            act.insert("started".into(), Value::Bool(true));
+            obj.insert("attempts".into(), Value::from(0));
         }
     }
+    Ok(value)
+}
+
+/// Version 3 -> 4: the capabilities' flat fields move into their sub-records (`input`,
+/// `compact`, `phases`), under the sub-records' names; a sub-record none of whose fields
+/// was saved is left out, as version 4 writes it.
+fn v3_to_v4(mut value: Value) -> Result<Value, String> {
+    let obj = object(&mut value, 4)?;
+    let moves: [(&str, &[(&str, &str)]); 3] = [
+        (
+            "input",
+            &[
+                ("pending_input", "pending"),
+                ("kept_answers", "kept_answers"),
+            ],
+        ),
+        (
+            "compact",
+            &[
+                ("compaction", "compaction"),
+                ("last_prompt_tokens", "last_prompt_tokens"),
+                ("prompt_scale_pct", "prompt_scale_pct"),
+                ("overflow_limit", "overflow_limit"),
+            ],
+        ),
+        (
+            "phases",
+            &[
+                ("phase", "run"),
+                ("contexts", "contexts"),
+                ("context_resets", "resets"),
+            ],
+        ),
+    ];
+    for (record, fields) in moves {
+        let mut moved = Map::new();
+        for (old, new) in fields {
+            match obj.remove(*old) {
+                None | Some(Value::Null) => {}
+                Some(v) => {
+                    moved.insert((*new).to_string(), v);
+                }
+            }
+        }
+        if !moved.is_empty() {
+            obj.insert(record.to_string(), Value::Object(moved));
+        }
+    }
+    Ok(value)
 }
 
 /// Version 1 -> 2: externally tagged trajectory items and `next`.
 fn v1_to_v2(mut value: Value) -> Result<Value, String> {
-    let obj = value
-        .as_object_mut()
-        .ok_or("a session record must be an object")?;
-    obj.insert("version".into(), Value::from(2));
+    let obj = object(&mut value, 2)?;
     if let Some(next) = obj.get_mut("next") {
         if let Value::Object(fields) = next {
             let mut fields = std::mem::take(fields);
@@ -134,21 +194,38 @@ mod tests {
 
     #[test]
     fn a_v2_side_effect_that_began_is_marked_started_in_v3() {
-        let value: Value = serde_json::from_str(V1).expect("fixture");
-        let mut state = to_current(value, 1).expect("migrates");
+        let mut value: Value = serde_json::from_str(V1).expect("fixture");
+        value = v1_to_v2(value).expect("v2");
         // As version 2 saved an action with side effects that had begun.
-        state.version = 2;
-        state.attempts = 1;
-        v2_to_v3(&mut state);
+        value["attempts"] = Value::from(1);
+        let state = to_current(value.clone(), 2).expect("migrates");
         assert_eq!(state.version, SCHEMA_VERSION);
         assert_eq!(state.attempts, 0);
         assert!(matches!(&state.next, Some(Next::Act { started: true, .. })));
         // A model phase keeps its attempts.
-        state.version = 2;
-        state.next = Some(Next::Observe);
-        state.attempts = 2;
-        v2_to_v3(&mut state);
+        value["next"] = Value::from("observe");
+        value["attempts"] = Value::from(2);
+        let state = to_current(value, 2).expect("migrates");
         assert_eq!((state.attempts, state.next), (2, Some(Next::Observe)));
+    }
+
+    #[test]
+    fn v3_fields_move_into_the_capabilities_sub_records() {
+        let mut value: Value = serde_json::from_str(V1).expect("fixture");
+        value = v1_to_v2(value).expect("v2");
+        value = v2_to_v3(value).expect("v3");
+        value["kept_answers"] = kljson::json!(["metric units"]);
+        value["last_prompt_tokens"] = Value::from(900);
+        value["overflow_limit"] = Value::from(0);
+        value["context_resets"] = kljson::json!({"": 2});
+        let state = to_current(value, 3).expect("migrates");
+        assert_eq!(state.version, 4);
+        assert_eq!(state.input.kept_answers, ["metric units"]);
+        assert_eq!(state.input.pending, None);
+        assert_eq!(state.compact.last_prompt_tokens, 900);
+        assert_eq!(state.compact.compaction, None);
+        assert_eq!(state.phases.resets.get(""), Some(&2));
+        assert!(state.phases.run.is_none());
     }
 
     #[test]

@@ -7,6 +7,8 @@ mod history;
 // Each capability's state type lives in its folder beside its transitions, prompt and
 // template (agent/step/<capability>/state.rs), and is compiled here, in the state layer,
 // because the session record below the agent holds it.
+#[path = "../agent/step/compact/state.rs"]
+pub mod compact;
 #[path = "../agent/step/reflect/state.rs"]
 pub mod memory;
 pub mod migrate;
@@ -20,7 +22,8 @@ pub mod sources;
 pub mod summary;
 pub mod trajectory;
 
-pub use history::{Compaction, Turn};
+pub use compact::{CompactState, Compaction};
+pub use history::Turn;
 pub use persist::*;
 
 use serde::Serialize;
@@ -31,10 +34,6 @@ use kljson::{FromJson, ToJson};
 use trajectory::{Entry, ErrorInfo, Item, Metrics};
 
 pub use crate::types::PageInfo;
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
 
 pub(crate) fn is_zero_u32(n: &u32) -> bool {
     *n == 0
@@ -53,7 +52,7 @@ pub const MAX_DRIVE_ATTEMPTS: u32 = 2;
 pub const CRASHED_TWICE: &str = "KnowledgeLens crashed twice on this run, so it was stopped instead of being resumed again. Ask again to retry; if it happens again, export the session (Steps) and report it.";
 
 /// The schema version written by this build.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Storage key prefix of session records.
 pub const SESSION_PREFIX: &str = "session:";
@@ -250,6 +249,47 @@ impl PendingInput {
     }
 }
 
+/// What the ask-the-user capability (`request_input`) keeps in the session record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, FromJson, ToJson)]
+pub struct InputState {
+    /// The question to the user the run is waiting on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingInput>,
+    /// The user's answers in earlier runs of the session (newest last; the grounding's
+    /// user preferences).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept_answers: Vec<String>,
+}
+
+impl InputState {
+    /// Whether there is nothing to keep (the record leaves the field out).
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_none() && self.kept_answers.is_empty()
+    }
+}
+
+/// What the bounded phases (`agent::phase`, research's stages) keep in the session record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, FromJson, ToJson)]
+pub struct PhaseState {
+    /// The bounded phase this run is, if it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<PhaseRun>,
+    /// Conversation histories of the context labels (`""`: primary).
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub contexts: VecMap<String, Vec<crate::types::ChatMessage>>,
+    /// How many times this run started a context label afresh (`continue_context = false`):
+    /// part of the label's prompt-cache key, so a reset context gets a key of its own.
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub resets: VecMap<String, u32>,
+}
+
+impl PhaseState {
+    /// Whether there is nothing to keep (the record leaves the field out).
+    pub fn is_empty(&self) -> bool {
+        self.run.is_none() && self.contexts.is_empty() && self.resets.is_empty()
+    }
+}
+
 /// Everything about one session: the current (or last) run and earlier turns.
 #[derive(Debug, Clone, PartialEq, Serialize, FromJson, ToJson)]
 pub struct SessionState {
@@ -301,9 +341,6 @@ pub struct SessionState {
     pub updated_at: u64,
     /// When the run ended (ms), if it did.
     pub ended_at: Option<u64>,
-    /// A question to the user the run is waiting on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending_input: Option<PendingInput>,
     /// The persisted revision: raised by every save, and once more when a run resumes in a
     /// new worker, so it only ever increases. Every event carries it.
     #[serde(default)]
@@ -318,25 +355,12 @@ pub struct SessionState {
     /// Tool calls of the current reply still to run, in order, after `next`'s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queued_calls: Vec<ToolCall>,
-    /// The bounded phase this run is, if it is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<PhaseRun>,
     /// The research run this run is, if it is one (`agent::step::research::run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub research: Option<research::ResearchRun>,
-    /// Conversation histories of the bounded phases' context labels (`""`: primary).
-    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
-    pub contexts: VecMap<String, Vec<crate::types::ChatMessage>>,
-    /// How many times this run started a context label afresh (`continue_context = false`):
-    /// part of the label's prompt-cache key, so a reset context gets a key of its own.
-    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
-    pub context_resets: VecMap<String, u32>,
     /// The sources the final answer cites, in the order it first cites them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<sources::Source>,
-    /// Prompt tokens of the run's last model call (for the share of the context window).
-    #[serde(default)]
-    pub last_prompt_tokens: u64,
     /// The fence nonce of the session's page: page text reaches the model inside
     /// `<page-NONCE>` tags (`agent::fence`). Drawn when a run begins on another page than the
     /// session's last one (kept while the session stays on the same URL, so a second
@@ -347,29 +371,24 @@ pub struct SessionState {
     /// The selection this run explains (`None`: a question).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<crate::types::Selection>,
-    /// The provider's reported prompt tokens of the run's last call, as a percent of the
-    /// estimate (0: nothing reported yet): scales later estimates up (`agent::context`).
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
-    pub prompt_scale_pct: u32,
-    /// The session's compacted history, if it was compacted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compaction: Option<Compaction>,
-    /// The user's answers to `request_input` in earlier runs of the session (newest last;
-    /// the grounding's user preferences).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub kept_answers: Vec<String>,
-    /// When the provider refused a request of this run as too long: the most tokens a
-    /// request of the run may take from then on (a quarter under the refused one's
-    /// estimate, so the retry is never the same request). 0: no refusal.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub overflow_limit: u64,
     /// Drives of the run begun since its last completed transition (see
     /// [`MAX_DRIVE_ATTEMPTS`]): raised and saved before a worker drives the run, back to 0
     /// with every save after a transition. A run found at the limit crashed that many times
     /// without getting anywhere, and is failed instead of being resumed again.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub drive_attempts: u32,
-    /// Reflections on failed actions and error counts of this session's runs.
+    /// The ask-the-user capability (`request_input`): the question waiting for an answer
+    /// and the answers of earlier runs.
+    #[serde(default, skip_serializing_if = "InputState::is_empty")]
+    pub input: InputState,
+    /// The compact capability: the compacted history and the window's measurements.
+    #[serde(default, skip_serializing_if = "CompactState::is_empty")]
+    pub compact: CompactState,
+    /// Bounded phases: the phase this run is, and the context labels' histories.
+    #[serde(default, skip_serializing_if = "PhaseState::is_empty")]
+    pub phases: PhaseState,
+    /// The reflect capability: reflections on failed actions and error counts of this
+    /// session's runs.
     #[serde(default, skip_serializing_if = "memory::EpisodicMemory::is_empty")]
     pub memory: memory::EpisodicMemory,
     /// What of this session is in the store.
@@ -404,24 +423,18 @@ impl SessionState {
             started_at: now_ms,
             updated_at: now_ms,
             ended_at: None,
-            pending_input: None,
             rev: 0,
             seq: 0,
             draft: String::new(),
             queued_calls: Vec::new(),
-            phase: None,
             research: None,
-            contexts: VecMap::new(),
-            context_resets: VecMap::new(),
             sources: Vec::new(),
-            last_prompt_tokens: 0,
             nonce: String::new(),
             selection: None,
-            prompt_scale_pct: 0,
-            compaction: None,
-            kept_answers: Vec::new(),
-            overflow_limit: 0,
             drive_attempts: 0,
+            input: InputState::default(),
+            compact: CompactState::default(),
+            phases: PhaseState::default(),
             memory: memory::EpisodicMemory::default(),
             saved: Saved::default(),
         }
@@ -437,7 +450,7 @@ impl SessionState {
     ) {
         self.close_turn(page.as_ref());
         let turns = std::mem::take(&mut self.turns);
-        let mut kept_answers = std::mem::take(&mut self.kept_answers);
+        let mut kept_answers = std::mem::take(&mut self.input.kept_answers);
         kept_answers.extend(self.trajectory.iter().filter_map(|e| match &e.item {
             Item::ToolResult {
                 name, ok, content, ..
@@ -449,12 +462,18 @@ impl SessionState {
         *self = Self {
             run_id: self.run_id + 1,
             turns,
-            kept_answers,
-            compaction: self.compaction.take(),
+            input: InputState {
+                pending: None,
+                kept_answers,
+            },
+            compact: self.compact.for_next_run(),
+            phases: PhaseState {
+                contexts: std::mem::take(&mut self.phases.contexts),
+                ..PhaseState::default()
+            },
             saved: self.saved,
             rev: self.rev,
             seq: self.seq,
-            contexts: std::mem::take(&mut self.contexts),
             memory: std::mem::take(&mut self.memory).for_next_run(),
             ..Self::new(&self.session, now_ms)
         };
@@ -531,8 +550,8 @@ impl SessionState {
     /// `None` before the first call or without a known window.
     pub fn context_share(&self) -> Option<f64> {
         let window = self.config.context_window;
-        (window > 0 && self.last_prompt_tokens > 0)
-            .then(|| (self.last_prompt_tokens as f64 / f64::from(window)).min(1.0))
+        (window > 0 && self.compact.last_prompt_tokens > 0)
+            .then(|| (self.compact.last_prompt_tokens as f64 / f64::from(window)).min(1.0))
     }
 
     /// The step bound the UI shows: the research bound in a research run, else the run's

@@ -92,9 +92,14 @@ pub(crate) fn check_version(text: &str) -> Result<u64, StateError> {
 /// Decodes a head record: the state (without trajectory and page text) and how many
 /// trajectory entries belong to it. Never panics, whatever the input.
 pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
-    check_version(text)?;
-    let head: Head<SessionState> =
-        kljson::decode(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    let version = check_version(text)?;
+    let mut value = kljson::parse(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    if version < u64::from(SCHEMA_VERSION) {
+        // A head of an older version (2 on): its state brought to the current schema.
+        upgrade_head(&mut value, version as u32).map_err(StateError::Corrupted)?;
+    }
+    let head = <Head<SessionState> as FromJson>::from_json(value)
+        .map_err(|e| StateError::Corrupted(e.to_string()))?;
     if head.entries > MAX_ENTRIES {
         return Err(StateError::Corrupted(format!(
             "it lists {} trajectory entries, more than a run can have ({MAX_ENTRIES})",
@@ -104,11 +109,27 @@ pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
     if head.state.version != head.version {
         return Err(StateError::Corrupted("version mismatch".into()));
     }
-    let mut state = head.state;
-    if head.version == 2 {
-        migrate::v2_to_v3(&mut state);
+    Ok((head.state, head.entries))
+}
+
+/// Brings a head record of `version` to the current schema: its `state` by the migrations,
+/// then its own `version`.
+fn upgrade_head(value: &mut serde_json::Value, version: u32) -> Result<(), String> {
+    let head = value
+        .as_object_mut()
+        .ok_or("a head record must be an object")?;
+    if head
+        .get("state")
+        .and_then(|s| s.get("version"))
+        .and_then(|v| v.as_u64())
+        != Some(u64::from(version))
+    {
+        return Err("version mismatch".into());
     }
-    Ok((state, head.entries))
+    let state = head.remove("state").ok_or("the head record has no state")?;
+    head.insert("state".into(), migrate::upgrade(state, version)?);
+    head.insert("version".into(), serde_json::Value::from(SCHEMA_VERSION));
+    Ok(())
 }
 
 /// The schema version of a record older than the current one, if it is one.

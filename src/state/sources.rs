@@ -43,7 +43,7 @@ impl SessionState {
 
     /// The turns a request still carries (the summary stands for the others).
     fn uncovered_turns(&self) -> &[super::Turn] {
-        let covered = self.compaction.as_ref().map_or(0, |c| c.turns);
+        let covered = self.compact.compaction.as_ref().map_or(0, |c| c.turns);
         &self.turns[covered.min(self.turns.len())..]
     }
 
@@ -300,7 +300,7 @@ mod tests {
             "Which basin keeps w50x and w51x?",
             vec![turn(best.clone(), given.seen)],
         );
-        covered.compaction = Some(Compaction {
+        covered.compact.compaction = Some(Compaction {
             turns: 1,
             run_id: covered.run_id,
             entries: 0,

@@ -143,7 +143,8 @@ impl<'a> Phases<'a> {
             return Ok(None);
         };
         let system = state
-            .phase
+            .phases
+            .run
             .as_ref()
             .map(|p| p.system.clone())
             .unwrap_or_default();
@@ -169,6 +170,7 @@ impl<'a> Phases<'a> {
     pub fn history(&self, label: Option<&str>) -> Vec<ChatMessage> {
         self.state
             .borrow()
+            .phases
             .contexts
             .get(label.unwrap_or(""))
             .cloned()
@@ -196,7 +198,7 @@ impl<'a> Phases<'a> {
     pub async fn resume(&self) -> Option<Result<PhaseResult, PhaseError>> {
         let running = {
             let state = self.state.borrow();
-            state.status == RunStatus::Running && state.phase.is_some()
+            state.status == RunStatus::Running && state.phases.run.is_some()
         };
         if running {
             Some(self.drive().await)
@@ -224,7 +226,7 @@ impl<'a> Phases<'a> {
         if let (RunStatus::Failed, Some(error)) = (state.status, &state.error) {
             return Err(PhaseError(error.clone()));
         }
-        let outcome = state.phase.as_ref().map(|p| p.result.clone());
+        let outcome = state.phases.run.as_ref().map(|p| p.result.clone());
         Ok(match outcome {
             Some(o) => PhaseResult {
                 final_text: o.final_text,

@@ -1045,7 +1045,7 @@ fn check(reference: &Reference, chaos: &Chaos, may_give_up: bool, context: &str)
         chaos.cuts
     );
     assert!(world.endings() <= 1, "{context}: the run ended twice");
-    assert_eq!(stored.pending_input, None, "{context}");
+    assert_eq!(stored.input.pending, None, "{context}");
     // One fence for the whole run: the nonce drawn when it began, in every request.
     assert_eq!(stored.nonce.len(), 16, "{context}");
     let tags = world.fence_tags.borrow();

@@ -210,7 +210,7 @@ fn compactable(s: &Session) -> Option<SessionState> {
     let older = context::older(&state)?;
     let before = prompts::context_tokens(&state).ok()?;
     let mut without = state.clone();
-    without.compaction = Some(context::compacted(&state, older, String::new(), false));
+    without.compact.compaction = Some(context::compacted(&state, older, String::new(), false));
     let older_tokens = before.saturating_sub(prompts::context_tokens(&without).ok()?);
     if before < 1_000 || older_tokens * 100 < before * context::MIN_OLDER_SHARE_PCT {
         return None;
@@ -302,7 +302,7 @@ proptest! {
         prop_assume!(state.is_some());
         let mut state = state.unwrap();
         if let Some(answer) = &answered {
-            state.kept_answers.push(format!("The user answered: {answer}"));
+            state.input.kept_answers.push(format!("The user answered: {answer}"));
         }
         let grounding = context::grounding(&state);
         let text = prompts::grounding_text(&state).unwrap();
@@ -388,7 +388,11 @@ fn follow_up_questions_stop_growing_the_requests() {
         let sink = drive(&llm, &mut state);
         assert_eq!(state.status, RunStatus::Completed, "{:?}", state.error);
         compactions += sink.names().iter().filter(|n| **n == "compacting").count();
-        by_model |= state.compaction.as_ref().is_some_and(|c| c.by_model);
+        by_model |= state
+            .compact
+            .compaction
+            .as_ref()
+            .is_some_and(|c| c.by_model);
         for request in llm.requests.borrow().iter() {
             largest = largest.max(context::request_tokens(request));
         }
@@ -442,7 +446,7 @@ fn compact_at_sets_when_compaction_starts() {
             compacts,
             "Compact at {at}%"
         );
-        assert_eq!(state.compaction.is_some(), compacts);
+        assert_eq!(state.compact.compaction.is_some(), compacts);
     }
 }
 
@@ -461,7 +465,7 @@ fn a_failed_or_useless_compaction_call_falls_back_and_says_what_was_cut() {
         let llm = ResponderLlm::new(compaction_responder(how.clone()));
         drive(&llm, &mut state);
         assert_eq!(state.status, RunStatus::Completed);
-        let compaction = state.compaction.as_ref().expect("compacted");
+        let compaction = state.compact.compaction.as_ref().expect("compacted");
         assert!(!compaction.by_model, "{how:?}");
         assert!(
             compaction.summary.contains("cut to their first lines")
@@ -604,16 +608,16 @@ fn a_provider_counting_more_than_the_estimate_makes_later_requests_smaller() {
     drive(&llm, &mut state);
     assert_eq!(state.status, RunStatus::Completed, "{:?}", state.error);
     assert!(
-        (179..=180).contains(&state.prompt_scale_pct),
+        (179..=180).contains(&state.compact.prompt_scale_pct),
         "{}",
-        state.prompt_scale_pct
+        state.compact.prompt_scale_pct
     );
     let requests = llm.requests.borrow();
     let limit = 4_096 * 9 / 10;
     let excerpt = |r: &ChatRequest| r.messages[1].content.chars().count();
     // Unscaled, the second request would have fitted with the whole excerpt...
     let mut whole = state.clone();
-    whole.prompt_scale_pct = 0;
+    whole.compact.prompt_scale_pct = 0;
     let unscaled = prompts::observe(&whole, &Fit::NONE).unwrap();
     assert!(context::request_tokens(&unscaled) <= limit);
     // ...scaled, it did not, so the excerpt was cut; and what was sent fits either way.

@@ -616,14 +616,92 @@ fn newer_versions_are_refused_not_guessed() {
     let store = MemoryStore::new();
     futures::executor::block_on(store.set(vec![(
         "session:popup".into(),
-        r#"{"version": 4, "entries": 0, "state": {}}"#.into(),
+        format!(
+            r#"{{"version": {}, "entries": 0, "state": {{}}}}"#,
+            state::SCHEMA_VERSION + 1
+        ),
     )]))
     .expect("set");
     let result = futures::executor::block_on(state::load(&store, "popup"));
     assert!(
-        matches!(result, Err(StateError::NewerVersion(4))),
+        matches!(result, Err(StateError::NewerVersion(v)) if v == state::SCHEMA_VERSION + 1),
         "{result:?}"
     );
     let data: BTreeMap<String, String> = store.data.borrow().clone();
     assert_eq!(data.len(), 1, "nothing is overwritten by a refused load");
+}
+
+/// A session saved by the previous schema (version 3, written by that build's `save`:
+/// tests/fixtures/sessions/v3.json) loads with every field in its capability's sub-record,
+/// and is saved again as the current version, reading back the same.
+#[test]
+fn a_session_saved_by_version_3_loads_and_saves_as_the_current_version() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/sessions/v3.json")).expect("fixture");
+    let data: BTreeMap<String, String> = fixture["store"]
+        .as_object()
+        .expect("store")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().expect("text").to_string()))
+        .collect();
+    assert!(data["session:tab:7"].starts_with(r#"{"version":3,"#));
+    let store = MemoryStore::with_data(data);
+    let mut loaded = futures::executor::block_on(state::load(&store, "tab:7"))
+        .expect("loads")
+        .expect("a session");
+    assert_eq!(loaded.version, state::SCHEMA_VERSION);
+    assert_eq!(loaded.status, RunStatus::Running);
+    assert_eq!(loaded.next, Some(state::Next::AwaitInput));
+    let pending = loaded.input.pending.as_ref().expect("the question waiting");
+    assert_eq!(
+        (pending.request_id.as_str(), pending.question.as_str()),
+        ("req-1", "Metric or imperial?")
+    );
+    assert_eq!(pending.acknowledged_at, Some(1_200));
+    assert_eq!(loaded.input.kept_answers, ["Answer briefly."]);
+    let compaction = loaded.compact.compaction.as_ref().expect("compaction");
+    assert!(compaction
+        .summary
+        .starts_with("The user asked what pulls the sea"));
+    assert_eq!(
+        (
+            loaded.compact.last_prompt_tokens,
+            loaded.compact.prompt_scale_pct,
+            loaded.compact.overflow_limit
+        ),
+        (1_234, 112, 6_000)
+    );
+    let phase = loaded.phases.run.as_ref().expect("the bounded phase");
+    assert_eq!((phase.label.as_str(), phase.iterations), ("subtopic:1", 1));
+    assert_eq!(
+        loaded.phases.contexts.get("subtopic:1").map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(loaded.phases.resets.get("subtopic:1"), Some(&1));
+    assert_eq!(loaded.trajectory.len(), 2);
+    assert_eq!(
+        loaded.page.as_ref().map(|p| p.text.as_str()),
+        Some("The moon pulls the sea. Twice a day the water rises.")
+    );
+    assert_eq!(loaded.turns.len(), 1);
+
+    futures::executor::block_on(state::save(&store, &mut loaded)).expect("saves");
+    let head = store.data.borrow()["session:tab:7"].clone();
+    assert!(head.starts_with(r#"{"version":4,"#), "{head}");
+    let written: serde_json::Value = serde_json::from_str(&head).expect("json");
+    for old in [
+        "pending_input",
+        "kept_answers",
+        "compaction",
+        "last_prompt_tokens",
+        "phase",
+        "contexts",
+        "context_resets",
+    ] {
+        assert!(written["state"].get(old).is_none(), "{old} in {head}");
+    }
+    let again = futures::executor::block_on(state::load(&store, "tab:7"))
+        .expect("loads")
+        .expect("a session");
+    assert_eq!(again, loaded);
 }

@@ -426,7 +426,7 @@ fn a_worker_stopped_while_waiting_resumes_the_wait_with_the_same_deadline() {
         .expect("load")
         .expect("state");
     assert_eq!(saved.next, Some(Next::AwaitInput));
-    let deadline = saved.pending_input.as_ref().and_then(|p| p.ack_deadline);
+    let deadline = saved.input.pending.as_ref().and_then(|p| p.ack_deadline);
     assert_eq!(deadline, Some(1_000_000 + ACK_S * 1000));
     // The worker stops 1.5 s after the question (its futures are dropped).
     drop(first);
@@ -483,7 +483,7 @@ fn a_question_saved_by_an_older_build_without_a_limit_still_times_out() {
         .expect("state");
     saved.config.input_answer_timeout_ms = 0;
     saved.config.input_ack_timeout_ms = 0;
-    let pending = saved.pending_input.as_mut().expect("pending");
+    let pending = saved.input.pending.as_mut().expect("pending");
     assert!(pending.acknowledged_at.is_some());
     pending.answer_deadline = None;
     pending.ack_deadline = None;

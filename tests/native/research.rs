@@ -186,7 +186,7 @@ fn research_runs_its_stages_in_order_and_reports_with_sections_and_citations() {
     );
     assert!(names.contains(&"searching"));
     // The stages' contexts are dropped once the report is written.
-    assert!(s.contexts.is_empty());
+    assert!(s.phases.contexts.is_empty());
     // The findings keep their citations.
     assert!(run.subtopics[0].findings.contains("[1]"));
     assert!(run.subtopics[0].findings.contains("[p1]"));

@@ -52,7 +52,7 @@ pub(super) fn notes_with(
     let answers = if compacted {
         grounding.answers
     } else {
-        grounding.answers[..state.kept_answers.len().min(grounding.answers.len())].to_vec()
+        grounding.answers[..state.input.kept_answers.len().min(grounding.answers.len())].to_vec()
     };
     let mut values = Context::new();
     let mut sections = vec!["notes"];

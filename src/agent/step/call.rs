@@ -89,7 +89,7 @@ pub fn after_error(
             info.message, state.attempts
         );
     }
-    if state.phase.is_some() {
+    if state.phases.run.is_some() {
         fail_phase(state, ctx, info, out);
     } else {
         halt(state, ctx, Halt::Failed(info), out);
@@ -112,7 +112,7 @@ fn stopped(state: &mut SessionState, ctx: &StepCtx<'_>, why: Halt, out: &mut Out
     if summarize::stopped(state, ctx, out) {
         return;
     }
-    if state.phase.is_some() {
+    if state.phases.run.is_some() {
         end_phase(state, ctx, StopReason::StopRequested, out);
     } else {
         halt(state, ctx, why, out);

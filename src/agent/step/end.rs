@@ -12,7 +12,7 @@ pub(super) fn end_phase(
     reason: StopReason,
     out: &mut Out,
 ) {
-    let text = match state.phase.as_mut() {
+    let text = match state.phases.run.as_mut() {
         Some(PhaseRun { result, .. }) => {
             result.stop_reason = Some(reason);
             result.final_text.clone()
@@ -45,7 +45,8 @@ pub(super) fn fail_phase(
     }
     state.queued_calls.clear();
     let text = state
-        .phase
+        .phases
+        .run
         .as_ref()
         .map(|p| p.result.final_text.clone())
         .unwrap_or_default();
@@ -54,7 +55,7 @@ pub(super) fn fail_phase(
 
 /// Ends the run early for `why`, with the best answer it has.
 pub fn halt(state: &mut SessionState, ctx: &StepCtx<'_>, why: Halt, out: &mut Out) {
-    if state.phase.is_some() {
+    if state.phases.run.is_some() {
         return match why {
             Halt::Budget => end_phase(state, ctx, StopReason::BudgetExhausted, out),
             Halt::Failed(error) => fail_phase(state, ctx, error, out),
@@ -144,7 +145,7 @@ pub fn finish(
         None => answer,
     };
     let answer = without_leaking_links(state, ctx, answer);
-    let answer = if state.phase.is_none() {
+    let answer = if state.phases.run.is_none() {
         let (answer, notice) = with_sources(state, &answer);
         if let Some(message) = notice {
             out.emit(EventKind::Notice { message });
@@ -301,7 +302,7 @@ pub fn crashed(state: &mut SessionState, ctx: &StepCtx<'_>, out: &mut Out) {
     state.next = None;
     state.attempts = 0;
     state.queued_calls.clear();
-    state.pending_input = None;
+    state.input.pending = None;
     state.partial = true;
     state.ended_at = Some(ctx.now);
     state.draft.clear();
@@ -336,7 +337,7 @@ pub(super) fn unsupported(
         .iter()
         .any(|e| matches!(&e.item, Item::ToolResult { name, ok: true, .. } if name == SEARCH_WEB));
     if status != RunStatus::Completed
-        || state.phase.is_some()
+        || state.phases.run.is_some()
         || state.research.is_some()
         || state.selection.is_some()
         || searched
@@ -349,8 +350,8 @@ pub(super) fn unsupported(
         known.push(&turn.question);
         known.push(&turn.answer);
     }
-    known.extend(state.kept_answers.iter().map(String::as_str));
-    if let Some(compaction) = &state.compaction {
+    known.extend(state.input.kept_answers.iter().map(String::as_str));
+    if let Some(compaction) = &state.compact.compaction {
         known.push(&compaction.summary);
     }
     // Successful results only: a failed query_page repeats the model's own words.

@@ -39,7 +39,7 @@ pub const LOOKING_FURTHER: &str =
 /// passage that best matches the question given (always so for a page shown whole), or
 /// none that shares a rare word with it.
 pub(super) fn call_for(state: &SessionState, ctx: &StepCtx<'_>) -> Option<ToolCall> {
-    if state.selection.is_some() || state.research.is_some() || state.phase.is_some() {
+    if state.selection.is_some() || state.research.is_some() || state.phases.run.is_some() {
         return None;
     }
     let text = state.page.as_ref().map(|p| p.text.as_str())?;

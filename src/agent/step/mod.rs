@@ -147,7 +147,7 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         if summarize::stopped(state, ctx, out) {
             return Action::Continue;
         }
-        if state.phase.is_some() {
+        if state.phases.run.is_some() {
             end_phase(state, ctx, StopReason::StopRequested, out);
         } else {
             set_next(
@@ -160,7 +160,7 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
         return Action::Continue;
     }
     match next {
-        Next::Reason if state.phase.is_some() => plan_phase_round(state, ctx, quiet, out),
+        Next::Reason if state.phases.run.is_some() => plan_phase_round(state, ctx, quiet, out),
         Next::Reason => plan_reason(state, ctx, quiet, out),
         Next::Act { call, started } => plan_act(state, ctx, call, started, out),
         Next::Observe => {
@@ -264,7 +264,7 @@ fn plan_phase_round(
     quiet: bool,
     out: &mut Out,
 ) -> Action {
-    let Some(phase) = state.phase.clone() else {
+    let Some(phase) = state.phases.run.clone() else {
         return Action::Done;
     };
     if state.attempts == 0 {
@@ -272,7 +272,7 @@ fn plan_phase_round(
             end_phase(state, ctx, StopReason::MaxIterations, out);
             return Action::Continue;
         }
-        if let Some(p) = state.phase.as_mut() {
+        if let Some(p) = state.phases.run.as_mut() {
             p.iterations += 1;
         }
         state.step += 1;
@@ -343,7 +343,7 @@ fn plan_act(
     // small models repeat such calls (the loop guard stops cheap ones after three results).
     let costly = summarize::is_summarize_tool(&call.name) || search::is_search_tool(&call.name);
     if costly
-        && state.phase.is_none()
+        && state.phases.run.is_none()
         && crate::agent::step::reflect::reflexion::succeeded_before(state, &call)
     {
         let again = crate::agent::step::reflect::reflexion::same_as_before_text(&call.name);
@@ -411,17 +411,18 @@ pub fn after_reply(
             | Purpose::Transcribe
             | Purpose::Summarize
     ) {
-        state.last_prompt_tokens = used.input;
+        state.compact.last_prompt_tokens = used.input;
     }
     if reply.usage.is_some() && call.estimate > 0 {
         // The provider counted this prompt: later estimates lean on its count.
-        state.prompt_scale_pct = u32::try_from(used.input.saturating_mul(100) / call.estimate)
-            .unwrap_or(u32::MAX)
-            .min(context::MAX_SCALE_PCT);
+        state.compact.prompt_scale_pct =
+            u32::try_from(used.input.saturating_mul(100) / call.estimate)
+                .unwrap_or(u32::MAX)
+                .min(context::MAX_SCALE_PCT);
     }
     check_warning(state, out);
     match call.purpose {
-        Purpose::Reason if state.phase.is_some() => phase_reply(state, ctx, call, reply, out),
+        Purpose::Reason if state.phases.run.is_some() => phase_reply(state, ctx, call, reply, out),
         Purpose::Reason => reason_reply(state, ctx, call, reply, out),
         Purpose::Observe => observe_reply(state, ctx, &reply, out),
         Purpose::Synthesize(why) => synthesis_reply(state, ctx, why, &reply, out),
@@ -443,7 +444,7 @@ fn ask_user(state: &mut SessionState, ctx: &StepCtx<'_>, call: ToolCall, out: &m
         Err(err) => return tool_done(state, ctx, &call, Err(err), out),
     };
     let now = ctx.now;
-    state.pending_input = Some(PendingInput {
+    state.input.pending = Some(PendingInput {
         request_id: format!("{}-{}-{}", state.run_id, state.step, state.trajectory.len()),
         call,
         question,

@@ -184,14 +184,15 @@ pub(super) fn phase_reply(
 ) {
     let calls = calls_of(state, None, call, &reply);
     let label = state
-        .phase
+        .phases
+        .run
         .as_ref()
         .map(|p| p.label.clone())
         .unwrap_or_default();
     let mut said = ChatMessage::new(Role::Assistant, reply.content.clone());
     said.tool_calls = calls.clone();
-    state.contexts.get_or_default(label).push(said);
-    if let Some(phase) = state.phase.as_mut() {
+    state.phases.contexts.get_or_default(label).push(said);
+    if let Some(phase) = state.phases.run.as_mut() {
         phase.result.final_text = reply.content.trim().to_string();
     }
     record(state, ctx, thought::before_calls(&reply.content, &calls));

@@ -97,7 +97,7 @@ pub(super) fn tool_done_as(
                 started: false,
             },
         );
-    } else if state.phase.as_ref().is_some_and(|p| p.tool_only) {
+    } else if state.phases.run.as_ref().is_some_and(|p| p.tool_only) {
         end_phase(state, ctx, StopReason::Done, out);
     } else if further::made(call) {
         // The search the run made itself: nothing to judge (the call was not the model's),
@@ -109,7 +109,7 @@ pub(super) fn tool_done_as(
                 why: SynthesisReason::Ready,
             },
         );
-    } else if state.phase.is_some() || state.step == 0 {
+    } else if state.phases.run.is_some() || state.step == 0 {
         // A call decided before the first step (an explanation's context) goes straight
         // to the first Reason, which then has its result.
         set_next(state, Next::Reason);
@@ -125,7 +125,7 @@ pub(super) fn record_result(
     ok: bool,
     content: String,
 ) {
-    if let Some(phase) = state.phase.as_mut() {
+    if let Some(phase) = state.phases.run.as_mut() {
         phase.result.tool_calls.push(ToolOutcome {
             call: call.clone(),
             ok,
@@ -137,7 +137,7 @@ pub(super) fn record_result(
             let seen = prompts::tool_content(state, &call.name, ok, &content);
             let mut message = ChatMessage::new(Role::Tool, seen);
             message.tool_call_id = Some(call.id.clone());
-            state.contexts.get_or_default(label).push(message);
+            state.phases.contexts.get_or_default(label).push(message);
         }
     }
     record(

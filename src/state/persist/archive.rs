@@ -103,7 +103,7 @@ pub async fn archive_conversation(
     if let Some(page) = kept.page.as_mut() {
         page.text.clear();
     }
-    kept.contexts.clear();
+    kept.phases.contexts.clear();
     kept.draft.clear();
     let first = state
         .turns

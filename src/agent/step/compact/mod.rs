@@ -106,7 +106,7 @@ fn worth_compacting(state: &SessionState) -> Result<bool, TemplateError> {
     };
     let before = prompts::context_tokens(state)?;
     let mut without = state.clone();
-    without.compaction = Some(context::compacted(state, older, String::new(), false));
+    without.compact.compaction = Some(context::compacted(state, older, String::new(), false));
     let older_tokens = before.saturating_sub(prompts::context_tokens(&without)?);
     Ok(older_tokens * 100 >= before * context::MIN_OLDER_SHARE_PCT)
 }
@@ -248,8 +248,8 @@ pub(super) fn after_too_long(
 ) -> bool {
     let refused = context::window_use(state, &call.request);
     if err.kind != LlmErrorKind::ContextTooLong
-        || state.overflow_limit > 0
-        || state.phase.is_some()
+        || state.compact.overflow_limit > 0
+        || state.phases.run.is_some()
         || state.config.context_window == 0
     {
         return false;
@@ -258,7 +258,7 @@ pub(super) fn after_too_long(
     else {
         return false;
     };
-    state.overflow_limit = (refused * context::OVERFLOW_RETRY_PCT / 100).max(1);
+    state.compact.overflow_limit = (refused * context::OVERFLOW_RETRY_PCT / 100).max(1);
     record(
         state,
         ctx,
@@ -295,7 +295,7 @@ fn apply(state: &mut SessionState, ctx: &StepCtx<'_>, older: Older, summary: Opt
     let mut after = before;
     let mut by_model = false;
     for (i, (text, model)) in candidates.into_iter().enumerate() {
-        state.compaction = Some(context::compacted(&*state, older, text, model));
+        state.compact.compaction = Some(context::compacted(&*state, older, text, model));
         after = prompts::context_tokens(state).unwrap_or(0);
         by_model = model;
         if enough(after) || i == last {

@@ -17,7 +17,7 @@ const MAX_REFLECT_ATTEMPTS: u32 = 2;
 /// Whether the run may reflect: not a bounded phase, a step begun, fewer than
 /// `max_retries` reflections in this run.
 fn may_reflect(state: &SessionState) -> bool {
-    state.phase.is_none()
+    state.phases.run.is_none()
         && state.step > 0
         && reflexion::reflections_in_run(state) < state.config.max_retries
 }
@@ -136,7 +136,7 @@ pub(super) fn guard_loop(
     call: &ToolCall,
     out: &mut Out,
 ) -> Option<Action> {
-    if state.phase.is_some()
+    if state.phases.run.is_some()
         || reflexion::identical_results(state, call) < reflexion::MAX_IDENTICAL_RESULTS
     {
         return None;

@@ -30,7 +30,7 @@ pub(super) fn streams(state: &SessionState) -> bool {
 
 /// Whether the run is a research run (its phases end in [`next_stage`]).
 pub(super) fn is_research(state: &SessionState) -> bool {
-    state.research.is_some() && state.phase.is_some()
+    state.research.is_some() && state.phases.run.is_some()
 }
 
 /// The phase of the current stage ended with `reason`: begins the next stage, or ends the
@@ -41,7 +41,7 @@ pub(super) fn next_stage(
     reason: StopReason,
     out: &mut Out,
 ) {
-    let (Some(mut run), Some(phase)) = (state.research.clone(), state.phase.as_ref()) else {
+    let (Some(mut run), Some(phase)) = (state.research.clone(), state.phases.run.as_ref()) else {
         return;
     };
     let result = PhaseResult {
@@ -103,9 +103,9 @@ fn end_research(
         .as_ref()
         .map(|r| (r.report.clone(), r.partial))
         .unwrap_or_default();
-    state.phase = None;
+    state.phases.run = None;
     state.queued_calls.clear();
-    state.contexts.clear();
+    state.phases.contexts.clear();
     finish(state, ctx, status, report, partial, error, out);
 }
 

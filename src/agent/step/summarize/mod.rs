@@ -97,7 +97,7 @@ fn reserve(state: &SessionState, run: &SummaryRun) -> u64 {
     } else {
         0
     };
-    let next_call = state.last_prompt_tokens
+    let next_call = state.compact.last_prompt_tokens
         + page_cap
         + LOOP_RESERVE_TOKENS
         + u64::from(state.config.max_output_tokens);

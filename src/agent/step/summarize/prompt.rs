@@ -154,7 +154,12 @@ pub fn section_tokens(state: &SessionState, of: usize) -> usize {
         .unwrap_or(1_024)
         // The heading, the fence's escapes and the estimator's rounding, about.
         + 64;
-    let scale = u64::from(state.prompt_scale_pct.clamp(100, context::MAX_SCALE_PCT));
+    let scale = u64::from(
+        state
+            .compact
+            .prompt_scale_pct
+            .clamp(100, context::MAX_SCALE_PCT),
+    );
     let tokens = limit.saturating_sub(around) * 100 / scale;
     usize::try_from(tokens).unwrap_or(usize::MAX).max(256)
 }
