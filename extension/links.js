@@ -1,4 +1,4 @@
-// The links a model writes into an answer (issue 33): what one shows beside its text, and
+// The links a model writes into an answer: what one shows beside its text, and
 // whether its address carries the session's text away. Pure functions; markdown.js uses them.
 //
 // Model output is untrusted: a page can make the model write a link whose text lies about

@@ -1,4 +1,4 @@
-//! The context manager (seed 004 §4): what of the session goes into a request, and how it is
+//! The context manager (docs/architecture.md, "How the window is kept"): what of the session goes into a request, and how it is
 //! kept inside the model's window. Pure and deterministic: everything here is derived from
 //! the persisted state, so a resumed run rebuilds exactly the request it had.
 //!
@@ -233,7 +233,7 @@ pub fn cut_result(content: &str) -> String {
     format!("{kept}\n[… {left} more characters cut to fit the context window; call the tool again to read them]")
 }
 
-/// The grounding of a cycle (seed 004 §4), derived from the state.
+/// The grounding of a cycle, derived from the state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grounding {
     /// The user's question (for an explanation: what to explain).

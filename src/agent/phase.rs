@@ -1,4 +1,4 @@
-//! Bounded phases (seeds 000 and 001): a [`Phase`] (a message, the tools it may use, its
+//! Bounded phases (docs/architecture.md, research mode): a [`Phase`] (a message, the tools it may use, its
 //! bound, its context) that [`begin`] sets up as a run of the persisted engine (same retries,
 //! budget, tool checks and saves), and the [`PhaseResult`] it yields (final text, tool calls
 //! made, stop reason), which never carries token or cost figures: the budget is kept in the

@@ -150,7 +150,7 @@ pub enum Next {
     Summarize(Box<summary::SummaryRun>),
 }
 
-/// A bounded phase (seeds 000/001) run on the persisted engine: its spec and progress.
+/// A bounded phase (`agent::phase`) run on the persisted engine: its spec and progress.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
 pub struct PhaseRun {
     /// The system text that opens every request of the phase.

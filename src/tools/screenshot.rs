@@ -1,4 +1,4 @@
-//! The screenshot tool (seed 004, `extract_screenshot_text`): reads the text of what the
+//! The screenshot tool (`extract_screenshot_text`): reads the text of what the
 //! tab shows from a screenshot, for pages with little or no text a script can read (canvas
 //! apps, images of text, the PDF viewer). Its definition lives here; the engine runs it
 //! (`agent::step::screenshot`), because it needs the screen-capture port and a model call

@@ -1,4 +1,4 @@
-//! The web search tools (seed 004 §6): `search_web_for_info`, `grade_search_results` and
+//! The web search tools: `search_web_for_info`, `grade_search_results` and
 //! `rewrite_search_query`. Offered only when web search is on. Their definitions (schemas,
 //! limits) live here; the engine runs them (`agent::step::search`), because they call the
 //! search service and the model in persisted stages, so their [`TypedTool::call`] refuses.

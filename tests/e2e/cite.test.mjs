@@ -7,7 +7,7 @@
 //   tab until the passage's element is in the viewport and highlights it (the CSS Custom
 //   Highlight API), and the highlight is gone again about 2 s later;
 // - once the page's DOM no longer has the passage, activating it says so in the alert.
-// And on a 1 MB page (issue 16): the passage holding a fact near its end reaches the model's
+// And on a 1 MB page: the passage holding a fact near its end reaches the model's
 // first request (chosen for the question, not read by paging), the saved answer cites its id,
 // the answer says how much of the page it rests on, and the citation scrolls the page to it.
 

@@ -1,4 +1,4 @@
-// The cost meter's inputs (issue 12): the options page's "Price per million tokens" fieldset
+// The cost meter's inputs: the options page's "Price per million tokens" fieldset
 // (three spinbuttons, remembered per provider, checked before saving), and the session view's
 // cost and context share after a run through the popup: from the built-in price table for a
 // priced model, from the user's prices when set, and null for an unpriced model.

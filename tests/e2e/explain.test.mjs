@@ -1,4 +1,4 @@
-// Explain selection (issue 13), end to end in Chromium with the scripted OpenAI-compatible
+// Explain selection, end to end in Chromium with the scripted OpenAI-compatible
 // server and fixture pages on loopback:
 // - the popup reads the tab's selection into "Selected text" and "Explain selection" sends it
 //   with its paragraph and heading path (also from a <textarea> and a same-origin iframe);

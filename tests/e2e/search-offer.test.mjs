@@ -1,4 +1,4 @@
-// The offer to search the web (issue 15): web search is off by default, so the first question
+// The offer to search the web: web search is off by default, so the first question
 // asked in the popup (not an explanation) shows a card "Search the web with Wikipedia?" while
 // the question is answered as usual. "Not now" dismisses it for good; "Turn on" saves
 // Wikipedia as the search provider and says so. One browser for the file; the settings are

@@ -1,4 +1,4 @@
-// "Summarize this page" through the real extension, in one browser (issue 16): on the long
+// "Summarize this page" through the real extension, in one browser: on the long
 // fixture article (about 100 KB, served on loopback) with a 4,096-token context window, the
 // scripted model calls summarize_page_content; the engine summarises the page section by
 // section (the popup's status line says "Summarizing section k of n"), combines the section

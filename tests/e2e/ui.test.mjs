@@ -1,4 +1,4 @@
-// The popup and side panel views of issue 12, in real Chromium with the built extension and a
+// The popup and side panel views, in real Chromium with the built extension and a
 // scripted model server: the Steps region (live, and the same after a worker stop and a
 // reopened popup), Markdown answers that run nothing, citations and their sources, the side
 // panel answering about its tab and the popup's "Open side panel", the cost meter, History.

@@ -1,6 +1,6 @@
 //! The Reason -> Act -> Observe loop driven natively through its ports with scripted models
 //! and a manual clock: the step contract, bounds, budget, stop, retries and events, plus
-//! seed 004's properties 1, 2, 3, 13, 15 and 17 as property tests.
+//! property tests of the loop (bounded steps, budget, events in order, stop, retries).
 
 use knowledgelens::agent::config::RunConfig;
 use knowledgelens::agent::trajectory::Item;

@@ -1,4 +1,4 @@
-//! The context manager (issue 14, seed 004 §4): every request fits the model's window with a
+//! The context manager: every request fits the model's window with a
 //! 10% margin; the older history is compacted (by the model, else the deterministic
 //! fallback) with the grounding kept; a provider's "too long" answer compacts and retries
 //! once. Properties: no request exceeds the window over arbitrary sessions and windows from

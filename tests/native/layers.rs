@@ -1,5 +1,5 @@
 //! The crate's layers: each top-level module may use only the modules below it in
-//! [`LAYERS`], so there is no cycle between them (issue "One engine before new features").
+//! [`LAYERS`], so there is no cycle between them.
 //! Reads every non-test `crate::` path in `src/` (a plain-text check, so CI needs no extra
 //! tool).
 

@@ -1,4 +1,4 @@
-//! The page as a knowledge base in a run (issue 16): the prompt holds the passages that
+//! The page as a knowledge base in a run: the prompt holds the passages that
 //! best match the question, `query_page` finds more, the answer keeps only citations of
 //! passages the run was given, and says how much of the page it rests on.
 

@@ -1,4 +1,4 @@
-//! The page knowledge base (issue 16): the passages cover the page text exactly once, in
+//! The page knowledge base: the passages cover the page text exactly once, in
 //! order; none exceeds its size bound; their heading paths are those of the enclosing
 //! headings; a passage's own distinctive sentence retrieves it first.
 

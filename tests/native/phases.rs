@@ -1,4 +1,4 @@
-//! The bounded phase API, case by case as seed 001 §2.2 lists them: stop reasons, no token
+//! The bounded phase API, case by case: stop reasons, no token
 //! figures in results, context labels, tool subsets, tool-only phases and global accounting.
 
 use std::cell::RefCell;

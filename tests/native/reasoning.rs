@@ -1,4 +1,4 @@
-//! Reasoning before every action (issue 14): every tool takes an optional `reasoning`, and
+//! Reasoning before every action: every tool takes an optional `reasoning`, and
 //! the thought recorded before a reply's calls is the reply's text, else the calls'
 //! reasoning, else "Calling {tool} with {arguments}". Property: over scripted runs mixing
 //! replies with and without text and calls with and without reasoning (valid, blank, not a

@@ -1,4 +1,4 @@
-//! Reflexion (seed 004 §3) driven natively with scripted models: a failed action (a tool
+//! Reflexion driven natively with scripted models: a failed action (a tool
 //! error, invalid arguments, a result the Observe phase judges failed) triggers one
 //! reflection call, stored in episodic memory and carried by the retry's prompt (property 6);
 //! a repeated error type asks for an alternative; reflections are bounded by `max_retries`;

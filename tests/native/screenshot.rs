@@ -1,4 +1,4 @@
-//! `extract_screenshot_text` (issue 16): offered only for a tab with little or no page text;
+//! `extract_screenshot_text`: offered only for a tab with little or no page text;
 //! the screenshot reaches the model as an image in one transcription call and only the text
 //! read from it is kept (never the image, in any save); a tab not in front gives "the page
 //! is not visible"; a model known to take text only, or whose server refuses the image,

@@ -1,4 +1,4 @@
-//! A screenshot on every vendor's wire (issue 16): a user message with an image, as each
+//! A screenshot on every vendor's wire: a user message with an image, as each
 //! vendor's documentation shows it, and what is known about which models take images and
 //! which server errors say a model does not.
 //! - OpenAI-compatible: content parts, `{"type": "image_url", "image_url": {"url":

@@ -1,4 +1,4 @@
-//! Agentic web search (seed 004 §6) driven natively with a scripted model and a scripted
+//! Agentic web search driven natively with a scripted model and a scripted
 //! search client: the search is graded in one batched call per page of results, rewritten
 //! when fewer than half are relevant (at most 2 rewrites, 3 searches, a repeated rewrite
 //! asked for once more), answered citing only relevant results, and falls back to a

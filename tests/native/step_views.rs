@@ -1,4 +1,4 @@
-//! What the UI is shown of a run (issue 12): `step_item` events that, applied to any
+//! What the UI is shown of a run: `step_item` events that, applied to any
 //! snapshot, give the snapshot's steps; page passages as sources `pN` with invalid
 //! citations removed from the saved answer; the cost meter from the price table or the
 //! user's prices, and the share of the context window.

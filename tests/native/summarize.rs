@@ -1,4 +1,4 @@
-//! `summarize_page_content` (issue 16) driven natively with a scripted model that fails on
+//! `summarize_page_content` driven natively with a scripted model that fails on
 //! any call it does not expect: a page that fits the window is summarised in one call; a
 //! long one section by section (each a `section_summary` entry, with "Summarizing section
 //! k of n" events), then combined; a budget that cannot cover every section stops the

@@ -142,7 +142,7 @@ test('links: http, https, mailto and autolinks open in a new tab', () => {
   ]);
 });
 
-// ---- links the model chose (issue 33) ------------------------------------------------------
+// ---- links the model chose ------------------------------------------------------
 
 test('a link whose text is not its address shows the host beside its text, inside the link', () => {
   const div = render('Read [the docs](https://docs.example.org/guide?x=1), not [https://bank.example](https://evil.example/login). ' +

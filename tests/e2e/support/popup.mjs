@@ -35,8 +35,8 @@ export async function readPopup(popup) {
 }
 
 /**
- * Names added with the steps, Markdown answers, History and the side panel (issue 12), and
- * explaining a selection (issue 13), and the offer to search the web (issue 15). Each is
+ * Names added with the steps, Markdown answers, History and the side panel, and
+ * explaining a selection, and the offer to search the web. Each is
  * unique on the page whenever it shows; which of them show depends on the state.
  */
 export const VIEW_NAMES = [

@@ -1,4 +1,4 @@
-//! The Reflect phase (seed 004 §3): after a failed action, one model call that reflects on
+//! The Reflect phase: after a failed action, one model call that reflects on
 //! it; the reflection goes into the session's episodic memory and the trajectory (whose
 //! note the retry's prompt carries). A reflection that cannot be had (the call fails, its
 //! reply does not parse, the budget does not allow it, it was cut off twice) is the

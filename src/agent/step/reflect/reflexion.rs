@@ -1,4 +1,4 @@
-//! Reflexion (seed 004 §3): what a failed action is, the reflection call's JSON schema and
+//! Reflexion: what a failed action is, the reflection call's JSON schema and
 //! a tolerant parser for its reply, the built-in fallback reflection used when the model's
 //! is unusable, and loop detection (the same call giving the same result again and again).
 //! Pure: no browser access, no clock.

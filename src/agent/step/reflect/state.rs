@@ -1,4 +1,4 @@
-//! Episodic memory (seed 004 §3): the reflections a session's runs made on their failed
+//! Episodic memory (the reflect capability): the reflections a session's runs made on their failed
 //! actions, and how often each kind of error happened. Persisted with the session, bounded,
 //! and read back when a failed action is retried. Pure data: no browser access.
 

@@ -1,4 +1,4 @@
-//! Research mode's orchestration (seeds 000 and 001): decompose the question into subtopics,
+//! Research mode's orchestration: decompose the question into subtopics,
 //! research each in its own context label, synthesise the report in the primary context
 //! from the findings only, then review it once. Each stage is a bounded phase on the
 //! persisted engine; this module decides what comes after a phase from its [`PhaseResult`]

@@ -1,4 +1,4 @@
-//! The search phase (seed 004 §6, agentic RAG) as pure transitions: a search tool call
+//! The search phase (agentic RAG) as pure transitions: a search tool call
 //! becomes [`Next::Search`], persisted after every stage. `search_web_for_info` searches
 //! (a failure retried once), grades every result in one batched model call per page of
 //! results, and when fewer than [`RELEVANT_THRESHOLD_PCT`] percent are relevant rewrites

@@ -1,4 +1,4 @@
-//! The search phase's two model calls (seed 004 §6): the batched grading of one page of
+//! The search phase's two model calls: the batched grading of one page of
 //! results, and the rewrite of a query that found too little; and their replies' parsers.
 //! Both requests are standalone (the goal, the query, the results; not the conversation),
 //! so they are small and their size is bounded. Results are web text: quoted inside the
