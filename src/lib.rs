@@ -42,6 +42,7 @@ pub mod search;
 pub mod service;
 pub mod settings;
 pub mod state;
+pub mod template;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tools;

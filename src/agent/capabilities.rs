@@ -13,7 +13,7 @@
 
 use crate::agent::prompts;
 use crate::agent::step::{compact, reflect, research, screenshot, search, summarize};
-use crate::agent::template::BuiltinTemplate;
+use crate::template::BuiltinTemplate;
 
 /// One capability: its name, its folder, its templates and its state module.
 #[derive(Debug, Clone, Copy)]
@@ -69,9 +69,21 @@ pub const CAPABILITIES: [Capability; 6] = [
     },
 ];
 
-/// Every built-in template: the loop's own (`agent/prompts/`) and each capability's.
-pub fn templates() -> impl Iterator<Item = &'static BuiltinTemplate> {
+/// Every built-in template with the folder it is in: the loop's own (`agent/prompts/`),
+/// each capability's, the built-in tools' descriptions (`tools/tools.tpl`) and the text
+/// that offers tools to a model without native tool calling (`llm/prompted_tools.tpl`).
+pub fn templates() -> impl Iterator<Item = (&'static str, &'static BuiltinTemplate)> {
+    const OTHERS: [(&str, BuiltinTemplate); 2] = [
+        ("src/tools", crate::tools::descriptions::TEMPLATE),
+        ("src/llm", crate::llm::prompted_tools::TEMPLATE),
+    ];
     prompts::TEMPLATES
         .iter()
-        .chain(CAPABILITIES.iter().flat_map(|c| c.templates.iter()))
+        .map(|t| ("src/agent/prompts", t))
+        .chain(
+            CAPABILITIES
+                .iter()
+                .flat_map(|c| c.templates.iter().map(move |t| (c.folder, t))),
+        )
+        .chain(OTHERS.iter().map(|(folder, t)| (*folder, t)))
 }

@@ -17,7 +17,6 @@ pub mod phase;
 pub mod prompts;
 pub mod signal;
 pub mod step;
-pub mod template;
 
 pub use crate::state::{config, trajectory};
 pub use crate::types::events;

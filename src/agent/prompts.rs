@@ -1,6 +1,6 @@
 //! The loop's prompts, derived from the session state (the trajectory is the memory, so a
 //! resumed run rebuilds exactly the prompt it had). Their text lives in the built-in
-//! templates beside it in `src/agent/prompts/` (see [`crate::agent::template`]; each capability's
+//! templates beside it in `src/agent/prompts/` (see [`crate::template`]; each capability's
 //! prompts are in its folder, [`crate::agent::capabilities`]); this module picks
 //! their sections and fills in the values. Page text is untrusted data: it never goes into
 //! the system message; the page block (title, URL, passages) is the first user message,
@@ -15,12 +15,12 @@ use serde_json::Value;
 use crate::agent::context::{self, Fit};
 use crate::agent::control;
 use crate::agent::fence::Fence;
-use crate::agent::template::{BuiltinTemplate, Context, Template, TemplateError};
 use crate::llm::{ChatMessage, ChatRequest, JsonSchemaFormat, Role, ToolSpec};
 use crate::state::config::ReadingLevel;
 use crate::state::memory::Reflection;
 use crate::state::trajectory::Item;
 use crate::state::{SessionState, SynthesisReason};
+use crate::template::{BuiltinTemplate, Context, Template, TemplateError};
 use crate::tools::explain::{cut_instruction, EXPLAIN_TEXT_WITH_CONTEXT};
 use crate::tools::PAGE_DATA_TOOLS;
 pub(crate) use grounding::grounding_with;

@@ -6,22 +6,50 @@
 use serde_json::Value;
 
 use crate::llm::{ChatMessage, ChatRequest, Role, ToolSpec};
+use crate::template::{BuiltinTemplate, Context, Loaded};
+
+/// The template file, and the sections rendered from it.
+pub const TEMPLATE: BuiltinTemplate = BuiltinTemplate {
+    file: "prompted_tools.tpl",
+    text: include_str!("prompted_tools.tpl"),
+    sections: &["instructions", "tool", "result"],
+};
+
+/// `section` of the template with `values` (empty if the template does not load, which the
+/// tests rule out).
+fn render(section: &str, values: &[(&str, &str)]) -> String {
+    static LOADED: Loaded = Loaded::new();
+    let mut context = Context::new();
+    for (name, value) in values {
+        context.insert((*name).to_string(), Value::String((*value).to_string()));
+    }
+    TEMPLATE
+        .loaded(&LOADED)
+        .and_then(|t| t.render(&context, &[section]))
+        .unwrap_or_default()
+}
 
 /// How the tools are offered to a model without native tool calling.
 pub fn tool_instructions(tools: &[ToolSpec]) -> String {
-    let mut text = String::from(
-        "\n\nYou can use these tools. To use one, reply with only a JSON object of the form \
-{\"name\": \"<tool name>\", \"arguments\": {...}} and nothing else. To answer, reply in plain prose.\n",
-    );
+    let mut text = format!("\n\n{}\n", render("instructions", &[]));
     for tool in tools {
-        text.push_str(&format!(
-            "- {}: {} Arguments (JSON schema): {}\n",
-            tool.name,
-            tool.description,
-            kljson::to_string(&*tool.parameters)
+        let schema = kljson::to_string(&*tool.parameters);
+        text.push_str(&render(
+            "tool",
+            &[
+                ("name", &tool.name),
+                ("description", &tool.description),
+                ("schema", &schema),
+            ],
         ));
+        text.push('\n');
     }
     text
+}
+
+/// A tool result as the user turn a model without native tool calling reads.
+pub(crate) fn result_text(content: &str) -> String {
+    render("result", &[("content", content)])
 }
 
 /// A tool call as the JSON a model without native tool calling is asked to write.
@@ -56,10 +84,7 @@ pub fn tools_in_prompt(request: &ChatRequest) -> ChatRequest {
                 }
                 messages.push(ChatMessage::new(Role::Assistant, content));
             }
-            Role::Tool => messages.push(ChatMessage::new(
-                Role::User,
-                format!("Tool result:\n{}", m.content),
-            )),
+            Role::Tool => messages.push(ChatMessage::new(Role::User, result_text(&m.content))),
             // Kept whole: a user turn's images stay with it.
             _ => messages.push(m.clone()),
         }

@@ -39,10 +39,11 @@ impl RequestInputArgs {
 
 impl TypedTool for RequestInput {
     const NAME: &'static str = REQUEST_INPUT;
-    const DESCRIPTION: &'static str =
-        "Ask the user one short clarifying question and wait for the answer. Use it only when the question is ambiguous and neither the page nor general knowledge can settle it.";
     type Args = RequestInputArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }

@@ -105,10 +105,11 @@ pub fn cut_instruction(selection: &Selection) -> Option<String> {
 
 impl TypedTool for ExplainTextWithContext {
     const NAME: &'static str = EXPLAIN_TEXT_WITH_CONTEXT;
-    const DESCRIPTION: &'static str =
-        "Return the text the user selected on the page with its context: the enclosing paragraph, the heading path, the page title, URL and language. Makes no model call.";
     type Args = ExplainArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }

@@ -13,6 +13,7 @@
 
 mod args;
 mod builtin;
+pub mod descriptions;
 pub mod explain;
 mod page;
 pub mod parse;
@@ -247,12 +248,19 @@ impl ToolDefinition {
 pub trait TypedTool {
     /// Name the model calls it by.
     const NAME: &'static str;
-    /// What it does, for the model.
-    const DESCRIPTION: &'static str;
+    /// What it does, for the model (the built-in tools' come from `tools.tpl` through
+    /// [`TypedTool::description`] instead).
+    const DESCRIPTION: &'static str = "";
     /// The arguments (`#[serde(deny_unknown_fields)]` so unknown fields are rejected).
     type Args: FromJson + JsonSchema;
     /// The result (text for the model).
     type Output: Into<String>;
+
+    /// What it does, for the model: [`TypedTool::DESCRIPTION`]. Built-in tools return their
+    /// section of `tools.tpl` ([`descriptions::of`]).
+    fn description(&self) -> String {
+        Self::DESCRIPTION.to_string()
+    }
 
     /// The JSON schema of the arguments (before the optional `reasoning` is added): derived
     /// with `schemars`. Built-in tools return their generated one ([`schemas::builtin`]).
@@ -313,7 +321,7 @@ impl<T: TypedTool> Tool for T {
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: T::NAME.to_string(),
-            description: T::DESCRIPTION.to_string(),
+            description: self.description(),
             parameters: with_reasoning(self.parameters()).into(),
             examples: self.examples(),
             risk: self.risk(),

@@ -138,10 +138,11 @@ pub fn passages_of_call(name: &str, arguments: &str, text: &str) -> Vec<usize> {
 
 impl TypedTool for ReadPage {
     const NAME: &'static str = "read_page";
-    const DESCRIPTION: &'static str =
-        "Read the page in order, whole passages from a character offset on. Use it to read on from a passage you were given; to find something, use query_page.";
     type Args = ReadPageArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }
@@ -196,10 +197,11 @@ impl TypedTool for ReadPage {
 
 impl TypedTool for QueryPage {
     const NAME: &'static str = "query_page";
-    const DESCRIPTION: &'static str =
-        "Find the passages of the page that best match a query (words that would appear in them), best first, each with its label and heading path. Use it when the passages you were given do not hold what you need.";
     type Args = QueryPageArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }

@@ -29,9 +29,11 @@ pub struct ExtractScreenshotTextArgs {}
 
 impl TypedTool for ExtractScreenshotText {
     const NAME: &'static str = EXTRACT_SCREENSHOT_TEXT;
-    const DESCRIPTION: &'static str = "Read the text the user sees on the page from a screenshot of the visible part of the tab, for pages whose text cannot be read otherwise (drawings, canvas apps, images of text, PDFs). Returns the text found in the screenshot.";
     type Args = ExtractScreenshotTextArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }

@@ -134,9 +134,11 @@ fn run_by_engine<'a>(name: &'static str) -> LocalBoxFuture<'a, Result<String, To
 
 impl TypedTool for SearchWeb {
     const NAME: &'static str = SEARCH_WEB;
-    const DESCRIPTION: &'static str = "Search the web. The results are graded for relevance to the query and the user's question; when too few are relevant the query is rewritten and searched again (at most 3 searches). Returns the relevant results numbered [1], [2], ...: cite them by those numbers.";
     type Args = SearchWebArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }
@@ -171,9 +173,11 @@ impl TypedTool for SearchWeb {
 
 impl TypedTool for GradeResults {
     const NAME: &'static str = GRADE_RESULTS;
-    const DESCRIPTION: &'static str = "Grade search results for relevance to a query and the user's question: each gets relevant or not_relevant, a confidence in [0, 1] and a one-line reason.";
     type Args = GradeResultsArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }
@@ -197,9 +201,11 @@ impl TypedTool for GradeResults {
 
 impl TypedTool for RewriteQuery {
     const NAME: &'static str = REWRITE_QUERY;
-    const DESCRIPTION: &'static str = "Rewrite a web search query that found nothing useful into a different one (other keywords, more specific or more general).";
     type Args = RewriteQueryArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }

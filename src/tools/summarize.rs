@@ -23,10 +23,11 @@ pub struct SummarizePageArgs {}
 
 impl TypedTool for SummarizePage {
     const NAME: &'static str = SUMMARIZE_PAGE;
-    const DESCRIPTION: &'static str =
-        "Summarize the whole page, however long (section by section when needed). Use it for a summary or an overview of the page.";
     type Args = SummarizePageArgs;
     type Output = String;
+    fn description(&self) -> String {
+        super::descriptions::of(Self::NAME)
+    }
     fn parameters(&self) -> serde_json::Value {
         super::schemas::builtin(Self::NAME)
     }

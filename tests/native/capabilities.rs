@@ -83,15 +83,13 @@ fn every_template_file_is_registered_and_beside_its_code() {
                 .to_string()
         })
         .collect();
-    let mut registered = BTreeSet::new();
-    for template in knowledgelens::agent::prompts::TEMPLATES {
-        registered.insert(format!("src/agent/prompts/{}", template.file));
-    }
-    for cap in CAPABILITIES {
-        for template in cap.templates {
-            registered.insert(format!("{}/{}", cap.folder, template.file));
-        }
-    }
+    let registered: BTreeSet<String> = templates()
+        .map(|(folder, template)| format!("{folder}/{}", template.file))
+        .collect();
     assert_eq!(found, registered);
-    assert_eq!(templates().count(), registered.len());
+    assert_eq!(
+        templates().count(),
+        registered.len(),
+        "a template listed twice"
+    );
 }

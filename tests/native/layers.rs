@@ -11,54 +11,61 @@ use std::path::Path;
 const LAYERS: &[(&str, &[&str])] = &[
     ("url", &[]),
     ("types", &["url"]),
-    ("page", &["url", "types"]),
-    ("ports", &["url", "types"]),
-    ("llm", &["url", "types", "page", "ports"]),
-    ("search", &["url", "types", "page", "ports"]),
-    ("tools", &["url", "types", "page", "ports"]),
-    ("state", &["url", "types", "page", "ports", "tools"]),
+    ("template", &["url", "types"]),
+    ("page", &["url", "types", "template"]),
+    ("ports", &["url", "types", "template"]),
+    ("llm", &["url", "types", "template", "page", "ports"]),
+    ("search", &["url", "types", "template", "page", "ports"]),
+    ("tools", &["url", "types", "template", "page", "ports"]),
+    (
+        "state",
+        &["url", "types", "template", "page", "ports", "tools"],
+    ),
     (
         "settings",
-        &["url", "types", "page", "ports", "llm", "search", "state"],
+        &[
+            "url", "types", "template", "page", "ports", "llm", "search", "state",
+        ],
     ),
     (
         "agent",
         &[
-            "url", "types", "page", "ports", "llm", "search", "tools", "state",
+            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
         ],
     ),
     (
         "protocol",
         &[
-            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings", "agent",
+            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
+            "settings", "agent",
         ],
     ),
     (
         "service",
         &[
-            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings",
-            "agent", "protocol",
+            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
+            "settings", "agent", "protocol",
         ],
     ),
     (
         "testing",
         &[
-            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings",
-            "agent", "protocol", "service",
+            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
+            "settings", "agent", "protocol", "service",
         ],
     ),
     (
         "bench",
         &[
-            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings",
-            "agent", "protocol", "service", "testing",
+            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
+            "settings", "agent", "protocol", "service", "testing",
         ],
     ),
     (
         "web",
         &[
-            "url", "types", "page", "ports", "llm", "search", "tools", "state", "settings",
-            "agent", "protocol", "service", "bench",
+            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
+            "settings", "agent", "protocol", "service", "bench",
         ],
     ),
 ];

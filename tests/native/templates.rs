@@ -1,9 +1,9 @@
-//! Prompt templates (`agent::template`): seed property 16 (any valid template round-trips
+//! Prompt templates (`template`): seed property 16 (any valid template round-trips
 //! through serialize/parse unchanged), parsing and rendering never panicking, rendering
 //! against an independent oracle, and unit tests for every validation, parse and render
 //! error and for each placeholder type.
 
-use knowledgelens::agent::template::{
+use knowledgelens::template::{
     Context, Delimiter, Placeholder, PlaceholderType, Section, Template, TemplateError,
 };
 use proptest::prelude::*;

@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::{builtin, strings, Builtin};
 use crate::agent::context;
-use crate::agent::template::{Context, TemplateError};
 use crate::state::SessionState;
+use crate::template::{Context, TemplateError};
 
 /// The grounding as the model reads it (`agent::context::grounding`): what a compaction
 /// request summarises towards.

@@ -5,9 +5,9 @@
 use super::{strings, Builtin};
 use crate::agent::context::Fit;
 use crate::agent::fence::Fence;
-use crate::agent::template::{Context, TemplateError};
 use crate::state::sources::QuestionPassages;
 use crate::state::SessionState;
+use crate::template::{Context, TemplateError};
 use crate::types::page::{clean_title, clean_url};
 
 /// The page's title and URL (capped), then its text, as one fenced block.

@@ -3,7 +3,7 @@ use super::*;
 #[test]
 fn every_builtin_template_loads_validates_and_has_its_sections() {
     let mut files = Vec::new();
-    for builtin in crate::agent::capabilities::templates() {
+    for (_, builtin) in crate::agent::capabilities::templates() {
         let template = builtin
             .load()
             .unwrap_or_else(|e| panic!("{}: {e}", builtin.file));
@@ -12,7 +12,7 @@ fn every_builtin_template_loads_validates_and_has_its_sections() {
     }
     files.sort_unstable();
     files.dedup();
-    assert_eq!(files.len(), 13, "{files:?}");
+    assert_eq!(files.len(), 15, "{files:?}");
     let loaded = builtin().expect("the built-in templates load");
     assert_eq!(loaded.system.name, "system");
     assert_eq!(loaded.user.name, "user");
@@ -24,7 +24,7 @@ fn every_builtin_template_loads_validates_and_has_its_sections() {
 
 #[test]
 fn builtin_template_files_are_in_canonical_form() {
-    for builtin in crate::agent::capabilities::templates() {
+    for (_, builtin) in crate::agent::capabilities::templates() {
         let (file, text) = (builtin.file, builtin.text);
         let template = Template::parse(text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(

@@ -11,7 +11,6 @@
 
 use crate::agent::context::Fit;
 use crate::agent::executor::{self, RetryPolicy};
-use crate::agent::template::TemplateError;
 use crate::agent::{citations, control};
 use crate::agent::{context, prompts};
 use crate::llm::ToolSpec;
@@ -19,6 +18,7 @@ use crate::state::trajectory::{ErrorInfo, Item};
 use crate::state::{
     Next, PendingInput, PhaseRun, RunStatus, SessionState, StopReason, SynthesisReason, ToolOutcome,
 };
+use crate::template::TemplateError;
 use crate::tools::{decode_args, RequestInputArgs};
 use crate::tools::{parse, Offer, ToolBox, ToolError, ToolErrorKind, REQUEST_INPUT};
 use crate::tools::{ReadPage, TypedTool, EXPLAIN_TEXT_WITH_CONTEXT};

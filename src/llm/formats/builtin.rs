@@ -12,7 +12,7 @@ pub use crate::llm::provider::Availability;
 use crate::llm::{ChatRequest, ChatResponse, LlmError, LlmErrorKind, Role, Usage};
 use kljson::ToJson;
 
-use crate::llm::prompted_tools::{call_text, tool_instructions};
+use crate::llm::prompted_tools::{call_text, result_text, tool_instructions};
 
 /// One entry of `initialPrompts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
@@ -71,7 +71,7 @@ pub fn plan(request: &ChatRequest) -> PromptPlan {
             }
             Role::Tool => messages.push(PromptMessage {
                 role: "user",
-                content: format!("Tool result:\n{}", m.content),
+                content: result_text(&m.content),
             }),
         }
     }

@@ -4,9 +4,9 @@
 use crate::agent::context::{self, Older};
 use crate::agent::fence::Fence;
 use crate::agent::prompts::{builtin, grounding_with, standalone, strings};
-use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::ChatRequest;
 use crate::state::SessionState;
+use crate::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 
 /// The template file, and the sections rendered from it.
 pub const TEMPLATE: BuiltinTemplate = BuiltinTemplate {

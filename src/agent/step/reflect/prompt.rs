@@ -7,10 +7,10 @@ use serde_json::Value;
 use crate::agent::context::Fit;
 use crate::agent::prompts::{builtin, instructed, strings};
 use crate::agent::step::reflect::reflexion;
-use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::{ChatRequest, JsonSchemaFormat};
 use crate::state::memory::{Failure, Reflection};
 use crate::state::SessionState;
+use crate::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 
 /// The template file, and the sections rendered from it.
 pub const TEMPLATE: BuiltinTemplate = BuiltinTemplate {

@@ -7,10 +7,10 @@
 use crate::agent::context::Fit;
 use crate::agent::fence::Fence;
 use crate::agent::prompts::{builtin, page_block, strings, system};
-use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::JsonSchemaFormat;
 use crate::state::research::{ResearchRun, Stage};
 use crate::state::SessionState;
+use crate::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 
 /// Longest subtopic kept (characters).
 pub const MAX_SUBTOPIC_CHARS: usize = 160;

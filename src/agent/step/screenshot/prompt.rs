@@ -3,9 +3,9 @@
 //! standalone (not the conversation), so it stays small; its reply becomes the tool's
 //! result, which the loop's prompts quote inside the page fence like any page text. Pure.
 
-use crate::agent::template::{BuiltinTemplate, Context, Loaded, Template, TemplateError};
 use crate::llm::{ChatMessage, ChatRequest, Role};
 use crate::state::SessionState;
+use crate::template::{BuiltinTemplate, Context, Loaded, Template, TemplateError};
 use crate::types::Image;
 
 /// Most tokens the transcription may use.

@@ -9,10 +9,10 @@ use serde_json::Value;
 use crate::agent::context;
 use crate::agent::fence::Fence;
 use crate::agent::prompts::{standalone, strings};
-use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::ChatRequest;
 use crate::state::search::{Confidence, Grade, SearchRun, Verdict};
 use crate::state::SessionState;
+use crate::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::types::json_text::json_objects;
 use crate::types::SearchResult;
 

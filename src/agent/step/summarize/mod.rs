@@ -210,7 +210,7 @@ fn label(state: &SessionState, run: &SummaryRun, index: usize) -> String {
 fn combine_request(
     state: &SessionState,
     run: &SummaryRun,
-) -> Result<ChatRequest, crate::agent::template::TemplateError> {
+) -> Result<ChatRequest, crate::template::TemplateError> {
     let labelled: Vec<(String, String)> = run
         .summaries
         .iter()

@@ -9,9 +9,9 @@
 use crate::agent::context;
 use crate::agent::fence::Fence;
 use crate::agent::prompts::strings;
-use crate::agent::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::llm::{ChatMessage, ChatRequest, Role};
 use crate::state::SessionState;
+use crate::template::{BuiltinTemplate, Loaded, Template, TemplateError};
 use crate::types::page::clean_title;
 use crate::types::tokens::estimate_tokens;
 

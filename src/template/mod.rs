@@ -59,7 +59,7 @@
 //! sections, are part of the content, so the template holds every byte the model sees.
 //!
 //! ```
-//! use knowledgelens::agent::template::{Context, Template};
+//! use knowledgelens::template::{Context, Template};
 //! use serde_json::json;
 //!
 //! let text = concat!(
