@@ -9,7 +9,13 @@
 //!
 //! The phase a capability runs in is a variant of `state::Next` (search, summarize,
 //! compact, reflect) or a tool call the loop makes (screenshot) or a run of bounded phases
-//! (research); `agent::step::advance` dispatches on it.
+//! (research); `agent::step::plan` dispatches on it, so a capability with a phase of its
+//! own also adds that variant and its arm there.
+//!
+//! Explaining a selection is not a folder: it has no phase of its own. It is a run whose
+//! first step is a prepared call of `explain_text_with_context` (`tools/explain.rs`, with
+//! the other tools) and whose words are part of the loop's first message (`user.tpl`'s
+//! `explain_*` sections, rendered by `agent::prompts`).
 
 use crate::agent::prompts;
 use crate::agent::step::{compact, reflect, research, screenshot, search, summarize};

@@ -325,7 +325,8 @@ pub fn grounding(state: &SessionState) -> Grounding {
     }
 }
 
-/// What [`compaction_reply`] makes of the model's reply: the summary, if it gave one.
+/// The summary in the reply to the compaction call
+/// ([`crate::agent::step::compact::prompt::compaction`]), if it gave one.
 pub fn parse_summary(text: &str) -> Option<String> {
     let text = text.trim();
     let from_json = |candidate: &str| {

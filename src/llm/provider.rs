@@ -1,6 +1,6 @@
 //! Which model providers KnowledgeLens speaks to, what each can do, and the settings that
-//! reach one. Pure data: the wire formats live in the sibling modules, the transport in
-//! [`super::wire`]. Nothing here touches the browser.
+//! reach one. Pure data: the wire formats live in [`super::formats`], the transport in
+//! [`super::transport`]. Nothing here touches the browser.
 
 use serde::Serialize;
 

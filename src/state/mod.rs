@@ -128,7 +128,7 @@ pub enum Next {
         /// Why.
         why: SynthesisReason,
     },
-    /// Wait for the user's answer to [`SessionState::pending_input`].
+    /// Wait for the user's answer to [`InputState::pending`] (in `SessionState::input`).
     AwaitInput,
     /// Compact the older history (`agent::context`), then go on with `resume`.
     Compact {

@@ -10,7 +10,7 @@ use super::{
 use kljson::FromJson;
 
 /// `request_input`: asks the user a clarifying question. The engine answers it (the run
-/// pauses until the user replies), so [`Tool::run`] is never the way it is carried out.
+/// pauses until the user replies), so [`Tool::run`](super::Tool::run) is never the way it is carried out.
 pub struct RequestInput;
 
 /// Arguments of `request_input`.

@@ -2,7 +2,7 @@
 //! becomes [`Next::Search`], persisted after every stage. `search_web_for_info` searches
 //! (a failure retried once), grades every result in one batched model call per page of
 //! results, and when fewer than [`RELEVANT_THRESHOLD_PCT`] percent are relevant rewrites
-//! the query and searches again (at most [`MAX_REWRITES`] rewrites, [`MAX_SEARCHES`]
+//! the query and searches again (at most [`MAX_REWRITES`](crate::state::search::MAX_REWRITES) rewrites, [`MAX_SEARCHES`]
 //! searches; a rewrite equal to an earlier query is asked for once more). The loop gets
 //! the relevant results, numbered for citation; when there are none, the answer comes from
 //! the model alone with a disclaimer saying why (property 14). `grade_search_results` and
