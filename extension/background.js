@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens service worker: a thin bridge between extension pages and the wasm backend.
 //
 // All state and logic live in Rust (./wasm/knowledgelens.js). This file only:
@@ -89,6 +90,7 @@ const MAX_RESTARTS = 5;
 const CRASHED = 'KnowledgeLens crashed while handling this and has restarted: try again.';
 let restarts = 0;
 let recovering = false;
+/** @returns {{promise: Promise<void>, fire: () => void}} */
 const crashSignal = () => { let fire; const promise = new Promise((resolve) => { fire = resolve; }); return { promise, fire }; };
 let crash = crashSignal();
 
@@ -283,7 +285,7 @@ async function explainFromTab(tabId, source) {
     return { ok: false, error };
   };
   const captured = await captureSelection(tabId);
-  if (!captured.ok) {
+  if (captured.ok === false) {
     const title = captured.error.kind === 'not_scriptable' ? "KnowledgeLens can't read this page" : undefined;
     return fail(captured.error, title);
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // Reading a tab's selection for `explain`, shared by the popup and the worker: injects
 // content/visible.js and content/selection.js into every frame of the tab and keeps the frame
 // whose selection the user made (a focused frame with a selection, else the top frame's, else
@@ -25,7 +26,7 @@ export function scriptError(err) {
 
 /**
  * Picks the capture to use from executeScript results (one per frame).
- * @param {{frameId: number, result: any}[]} results
+ * @param {chrome.scripting.InjectionResult<any>[]} results
  */
 export function pickFrame(results) {
   const withText = (results ?? []).filter((r) => r?.result && typeof r.result.text === 'string' && r.result.text.trim());

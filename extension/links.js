@@ -1,3 +1,4 @@
+// @ts-check
 // The links a model writes into an answer: what one shows beside its text, and
 // whether its address carries the session's text away. Pure functions; markdown.js uses them.
 //

@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens answer renderer: Markdown from the model into DOM nodes, one-shot or streamed.
 //
 // The text is parsed by marked's lexer (vendored, unmodified: extension/vendor/marked/, the
@@ -82,6 +83,7 @@ export function createStreamRenderer(container, {
 } = {}) {
   let ctx = context(container.ownerDocument, sources, known, urls);
   /** @type {{raw: string, node: Node}[]} the rendered blocks, in order */
+  /** @type {{raw: string, node: ChildNode}[]} */
   const shown = [];
   let pending = '';
   let rendered = null; // the text the DOM shows

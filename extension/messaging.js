@@ -1,3 +1,4 @@
+// @ts-check
 // Port client shared by the popup and the options page.
 //
 // One long-lived Port (named PORT_NAME, from protocol.gen.js) to the service worker. Requests carry a numeric id
@@ -7,6 +8,9 @@
 // delay and calls `onConnect` again so the page can fetch a fresh snapshot.
 
 import { PORT_NAME } from './protocol.gen.js';
+
+/** @typedef {import('./protocol.gen.js').RequestType} RequestType */
+/** @typedef {import('./protocol.gen.js').EventEnvelope} EventEnvelope */
 
 /** An error envelope from the backend, or a request lost to a disconnect (kind 'disconnected'). */
 export class BackendError extends Error {
@@ -24,7 +28,7 @@ const DISCONNECTED_MESSAGE =
 export class Connection {
   /**
    * @param {object} handlers
-   * @param {(message: object) => void} [handlers.onEvent] event broadcasts from the backend
+   * @param {(message: EventEnvelope) => void} [handlers.onEvent] event broadcasts from the backend
    * @param {(info: {reconnected: boolean}) => void} [handlers.onConnect] after every (re)connect
    * @param {() => void} [handlers.onDisconnect] when the port is lost
    */
@@ -100,10 +104,14 @@ export class Connection {
   }
 
   /**
-   * Sends `{id, type, ...fields}` and resolves with the envelope's data.
-   * @returns {Promise<any>}
+   * Sends `{id, type, ...fields}` and resolves with the envelope's data: the request's and the
+   * reply's types are generated from the Rust types (protocol.gen.d.ts).
+   * @template {RequestType} T
+   * @param {T} type
+   * @param {import('./protocol.gen.js').RequestFields<T>} [fields]
+   * @returns {Promise<import('./protocol.gen.js').ReplyOf<T>>}
    */
-  request(type, fields = {}) {
+  request(type, fields) {
     const port = this.port;
     if (!port) {
       return Promise.reject(new BackendError('disconnected', DISCONNECTED_MESSAGE));

@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens options: the model provider, its connection check, its prices per million
 // tokens (for the cost estimate), the token budget, and web search (off by default).
 //
@@ -33,36 +34,36 @@ const BUDGET = TOKEN_BUDGET;
 const WINDOW = CONTEXT_WINDOW;
 
 const $ = (id) => document.getElementById(id);
-const form = $('settings-form');
-const fieldsets = [$('fields'), $('prices'), $('limits'), $('search')];
-const provider = $('provider');
-const baseUrl = $('base-url');
-const model = $('model');
-const modelList = $('model-list');
-const apiKey = $('api-key');
-const contextWindow = $('context-window');
-const tokenBudget = $('token-budget');
-const compactAt = $('compact-at');
-const modelDeadline = $('model-deadline');
-const readingLevel = $('reading-level');
-const answerTimeout = $('answer-timeout');
+const form = /** @type {HTMLFormElement} */ ($('settings-form'));
+const fieldsets = [/** @type {HTMLFieldSetElement} */ ($('fields')), /** @type {HTMLFieldSetElement} */ ($('prices')), /** @type {HTMLFieldSetElement} */ ($('limits')), /** @type {HTMLFieldSetElement} */ ($('search'))];
+const provider = /** @type {HTMLSelectElement} */ ($('provider'));
+const baseUrl = /** @type {HTMLInputElement} */ ($('base-url'));
+const model = /** @type {HTMLInputElement} */ ($('model'));
+const modelList = /** @type {HTMLDataListElement} */ ($('model-list'));
+const apiKey = /** @type {HTMLInputElement} */ ($('api-key'));
+const contextWindow = /** @type {HTMLInputElement} */ ($('context-window'));
+const tokenBudget = /** @type {HTMLInputElement} */ ($('token-budget'));
+const compactAt = /** @type {HTMLInputElement} */ ($('compact-at'));
+const modelDeadline = /** @type {HTMLInputElement} */ ($('model-deadline'));
+const readingLevel = /** @type {HTMLSelectElement} */ ($('reading-level'));
+const answerTimeout = /** @type {HTMLInputElement} */ ($('answer-timeout'));
 /** The price inputs, by the settings' field names. */
 const priceInputs = {
-  input: $('price-input'),
-  output: $('price-output'),
-  cached_input: $('price-cached'),
+  input: /** @type {HTMLInputElement} */ ($('price-input')),
+  output: /** @type {HTMLInputElement} */ ($('price-output')),
+  cached_input: /** @type {HTMLInputElement} */ ($('price-cached')),
 };
-const searchProvider = $('search-provider');
-const searchBaseUrl = $('search-base-url');
-const searchApiKey = $('search-api-key');
+const searchProvider = /** @type {HTMLSelectElement} */ ($('search-provider'));
+const searchBaseUrl = /** @type {HTMLInputElement} */ ($('search-base-url'));
+const searchApiKey = /** @type {HTMLInputElement} */ ($('search-api-key'));
 const searchCheck = {
   section: $('search-check'),
   summary: $('search-check-summary'),
   titles: $('search-check-titles'),
-  button: $('test-search'),
+  button: /** @type {HTMLButtonElement} */ ($('test-search')),
 };
-const saveButton = $('save');
-const testButton = $('test');
+const saveButton = /** @type {HTMLButtonElement} */ ($('save'));
+const testButton = /** @type {HTMLButtonElement} */ ($('test'));
 const status = $('status');
 const check = {
   section: $('check'),
@@ -70,8 +71,8 @@ const check = {
   steps: $('check-steps'),
   suggestions: $('check-suggestions'),
   detail: $('check-detail'),
-  allow: $('allow-access'),
-  download: $('download-model'),
+  allow: /** @type {HTMLButtonElement} */ ($('allow-access')),
+  download: /** @type {HTMLButtonElement} */ ($('download-model')),
 };
 
 /** The settings last loaded or saved; fields the form does not show are kept from here. */
@@ -209,7 +210,8 @@ function showSearchProvider() {
 /** The search fields as typed. */
 function typedSearch() {
   return {
-    search_provider: searchProvider.value,
+    // The select lists SEARCH_PROVIDERS' names.
+    search_provider: /** @type {import('./protocol.gen.js').WebSearch} */ (searchProvider.value),
     search_base_url: searchBaseUrl.value.trim(),
     search_api_key: searchApiKey.value.trim(),
   };
@@ -539,7 +541,7 @@ async function testConnection() {
       setStatus('Connection works. Save to use it.', 'ok');
       void refreshModels();
     } else {
-      showDiagnosis(result.diagnosis);
+      showDiagnosis(/** @type {import('./protocol.gen.js').ConnectionFailed} */ (result).diagnosis);
       setStatus('The connection failed: see below.', 'error');
     }
   } catch (err) {
@@ -688,7 +690,7 @@ form.addEventListener('submit', (event) => {
   void save();
 });
 form.addEventListener('input', (event) => {
-  event.target.removeAttribute?.('aria-invalid');
+  /** @type {Element} */ (event.target).removeAttribute?.('aria-invalid');
   if (status.dataset.kind === 'ok') setStatus('');
 });
 provider.addEventListener('change', () => {

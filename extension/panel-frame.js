@@ -1,3 +1,4 @@
+// @ts-check
 // The in-page panel's document (panel.html): the explanation of a selection, shown on the
 // page it was made on, in a frame of the extension's origin that content/panel.js puts in a
 // closed shadow root of the page. The page's scripts can neither read this document nor
@@ -15,9 +16,13 @@
 // - "Ask a follow-up" opens the side panel from this click (Chrome asks for the gesture).
 
 import { openSidePanel } from './ui/panel.js';
-import { PANEL_PORT_NAME } from './protocol.gen.js';
+import { PANEL_PORT_NAME, TERMINAL_STATUSES } from './protocol.gen.js';
 
-const TERMINAL = new Set(['completed', 'stopped', 'failed', 'timed_out']);
+/** @typedef {import('./protocol.gen.js').PanelView} PanelView */
+/** @typedef {import('./protocol.gen.js').PanelReplies} PanelReplies */
+/** @typedef {import('./protocol.gen.js').RunEvent} RunEvent */
+
+const TERMINAL = new Set(TERMINAL_STATUSES);
 const params = new URLSearchParams(location.search);
 const tabId = Number(params.get('tab'));
 const run = Number(params.get('run'));
@@ -27,7 +32,12 @@ const session = `tab:${tabId}`;
 const order = (item) => ({ rev: Number(item?.rev) || 0, seq: Number(item?.seq) || 0 });
 const newer = (a, b) => { const x = order(a); const y = order(b); return x.rev - y.rev || x.seq - y.seq; };
 
-/** The part of view-state.js's reducer the panel needs: status, answer, draft, error. */
+/**
+ * The part of view-state.js's reducer the panel needs: status, answer, draft, error.
+ * @param {PanelView} view
+ * @param {RunEvent} event
+ * @returns {PanelView}
+ */
 const applyEvent = (view, event) => {
   const next = { ...view, ...order(event) };
   switch (event.type) {
@@ -42,12 +52,14 @@ const applyEvent = (view, event) => {
   return next;
 };
 
-const region = document.querySelector('.answer-region');
+const region = /** @type {HTMLElement} */ (document.querySelector('.answer-region'));
 const status = document.querySelector('.status');
 const answer = document.querySelector('.answer');
+/** @returns {HTMLButtonElement} */
 const button = (action) => document.querySelector(`button[data-action="${action}"]`);
 const [stopButton, copyButton, followButton, closeButton] = ['stop', 'copy', 'follow-up', 'close'].map(button);
 
+/** @type {{view: PanelView | null, buffer: RunEvent[], port: chrome.runtime.Port | null, nextId: number, pending: Map<number, {resolve: Function, reject: Function}>, retryMs: number, note: string, over: boolean}} */
 const state = { view: null, buffer: [], port: null, nextId: 1, pending: new Map(), retryMs: 200, note: '', over: false };
 
 /** Tells the content script in the page's top frame (`action`: size or close). */
@@ -95,6 +107,7 @@ function render() {
   status.textContent = statusText();
 }
 
+/** @param {PanelView} snapshot */
 function adopt(snapshot) {
   if (!snapshot || (state.view && newer(snapshot, state.view) < 0)) return;
   let view = snapshot;
@@ -104,6 +117,11 @@ function adopt(snapshot) {
   render();
 }
 
+/**
+ * @template {keyof PanelReplies} T
+ * @param {T} type
+ * @returns {Promise<PanelReplies[T]>}
+ */
 function request(type) {
   return new Promise((resolve, reject) => {
     const port = state.port;
@@ -125,6 +143,7 @@ const refresh = () => request('snapshot').then(adopt, (err) => {
   }
 });
 
+/** @param {import('./protocol.gen.js').EventEnvelope} message */
 function onEvent(message) {
   if (message.session !== session || message.run !== run || !message.event) return;
   const event = message.event;

@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens popup: ask about the page, watch the agent work, read the answer.
 //
 // The popup holds no run state of its own: it renders the backend's SessionView (from a
@@ -24,7 +25,41 @@ import { createResearchControls, runningStatus } from './ui/research.js';
 import { createSearchOffer } from './ui/search-offer.js';
 import { createStepsView, stepCounts } from './ui/steps.js';
 
-const el = Object.fromEntries(
+/**
+ * The popup's elements by id (popup.html), its form controls typed as such.
+ * @typedef {Record<string, HTMLElement> & {
+ *  'ask-form': HTMLFormElement,
+ *  question: HTMLTextAreaElement,
+ *  'max-steps': HTMLInputElement,
+ *  ask: HTMLButtonElement,
+ *  stop: HTMLButtonElement,
+ *  'error-options': HTMLButtonElement,
+ *  export: HTMLButtonElement,
+ *  'open-options': HTMLButtonElement,
+ *  'input-form': HTMLFormElement,
+ *  'input-answer': HTMLInputElement,
+ *  'input-send': HTMLButtonElement,
+ *  'setup-provider': HTMLSelectElement,
+ *  'setup-continue': HTMLButtonElement,
+ *  'open-panel': HTMLButtonElement,
+ *  'allow-site': HTMLButtonElement,
+ *  'readonly-back': HTMLButtonElement,
+ *  'steps-toggle': HTMLButtonElement,
+ *  'new-conversation': HTMLButtonElement,
+ *  'archive-toggle': HTMLButtonElement,
+ *  'copy-answer': HTMLButtonElement,
+ *  'clear-history': HTMLButtonElement,
+ *  'explain-form': HTMLFormElement,
+ *  selection: HTMLTextAreaElement,
+ *  explain: HTMLButtonElement,
+ *  'search-offer-on': HTMLButtonElement,
+ *  'search-offer-later': HTMLButtonElement,
+ *  research: HTMLInputElement,
+ *  subtopics: HTMLInputElement,
+ * }} PopupElements
+ */
+
+const el = /** @type {PopupElements} */ (Object.fromEntries(
   [
     'page', 'ask-form', 'question', 'max-steps', 'ask', 'stop', 'status', 'tokens', 'error',
     'error-message', 'error-options', 'notices', 'history', 'turns', 'answer-section', 'asked',
@@ -37,7 +72,7 @@ const el = Object.fromEntries(
     'selection', 'explain', 'explain-note', 'search-offer', 'search-offer-on', 'search-offer-later',
     'search-offer-done', 'research', 'subtopics', 'research-bound',
   ].map((id) => [id, document.getElementById(id)]),
-);
+));
 
 /** Error kinds for which the fix is usually in the provider settings. */
 const SETTINGS_KINDS = new Set(SETTINGS_ERROR_KINDS);
@@ -46,8 +81,8 @@ const state = {
   /** @type {string|null} */ session: null,
   /** @type {number|null} */ tabId: null,
   /** The view being shown and the recent events (view-state.js); null before the first. */
-  /** @type {{view: object, buffer: object[]}|null} */ shown: null,
-  /** @type {object|null} the SessionView being shown (state.shown.view) */
+  /** @type {import('./view-state.js').ViewState|null} */ shown: null,
+  /** @type {import('./view-state.js').View|null} the SessionView being shown (state.shown.view) */
   get view() {
     return this.shown?.view ?? null;
   },
@@ -234,9 +269,9 @@ async function ask() {
 async function readSelection() {
   if (state.tabId === null || state.mode !== 'popup') return;
   const captured = await captureSelection(state.tabId);
-  state.capture = captured.ok ? { selection: captured.selection } : { error: captured.error };
+  state.capture = captured.ok === true ? { selection: captured.selection } : { error: captured.error };
   if (captured.ok && !el.selection.value) el.selection.value = captured.selection.text;
-  document.documentElement.dataset.selection = captured.ok ? 'captured' : captured.error.kind;
+  document.documentElement.dataset.selection = captured.ok === true ? 'captured' : captured.error.kind;
   render();
   if (captured.ok && captured.selection.text) el.explain.focus();
 }

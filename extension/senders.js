@@ -1,3 +1,4 @@
+// @ts-check
 // Who may open the worker's Ports. The main Port (PORT_NAME) carries every session's events
 // and accepts every request: only pages of this extension at the top of their own window or
 // tab (popup, side panel, options, the popup in a window or a tab). A content script shares

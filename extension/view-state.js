@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens popup state: the SessionView being shown, kept in step with the worker by
 // the order `(rev, seq)` that every snapshot and event carries. Pure functions, no DOM:
 // popup.js renders what they return; tests/unit/view-state.test.mjs tests them.
@@ -18,12 +19,28 @@
 
 import { TERMINAL_STATUSES } from './protocol.gen.js';
 
+/** @typedef {import('./protocol.gen.js').SessionView} SessionView */
+/** @typedef {import('./protocol.gen.js').RunEvent} RunEvent */
+/**
+ * The view the popup shows: a `SessionView` (the type generated from the Rust one), possibly
+ * built here before any snapshot came (without the fields only the worker knows), with what the
+ * last phase event said about its work (`activity`: the query, the results being graded, the
+ * section being summarised).
+ * @typedef {Omit<SessionView, 'run' | 'trajectory_len'> & Partial<Pick<SessionView, 'run' | 'trajectory_len'>>
+ *   & {activity?: {query?: string, count?: number, section?: number | null, of?: number} | null}} View
+ */
+/** @typedef {{view: View, buffer: RunEvent[]}} ViewState */
+
 const TERMINAL = new Set(TERMINAL_STATUSES);
 
 /** Most recent events kept for re-applying on top of a snapshot. */
 export const BUFFER_LIMIT = 256;
 
-/** The view of a session nothing is known about yet. */
+/**
+ * The view of a session nothing is known about yet.
+ * @param {string} session
+ * @returns {View}
+ */
 export function emptyView(session, maxSteps = 0) {
   return {
     session,
@@ -102,7 +119,11 @@ export function compareOrder(a, b) {
   return x.rev - y.rev || x.seq - y.seq;
 }
 
-/** The reducer's state for `session`: the view and the recent events. */
+/**
+ * The reducer's state for `session`: the view and the recent events.
+ * @param {string} session
+ * @returns {ViewState}
+ */
 export function initialState(session, maxSteps = 0) {
   return { view: emptyView(session, maxSteps), buffer: [] };
 }
@@ -163,7 +184,12 @@ export function withStepItem(steps, item) {
   return [...steps.slice(0, at), item, ...steps.slice(at)];
 }
 
-/** `view` with `event` applied (a new object; `view` is not changed). */
+/**
+ * `view` with `event` applied (a new object; `view` is not changed).
+ * @param {View} view
+ * @param {RunEvent} event
+ * @returns {View}
+ */
 export function applyEvent(view, event) {
   const next = { ...view, ...orderOf(event) };
   if (typeof event.max_steps === 'number' && event.max_steps > 0) {
@@ -252,13 +278,18 @@ export function applyEvent(view, event) {
   }
   if (TERMINAL.has(event.type)) {
     // The answer's sources come with it, so its citations link as soon as it shows.
-    if (Array.isArray(event.sources)) next.sources = event.sources;
+    if ('sources' in event && Array.isArray(event.sources)) next.sources = event.sources;
     Object.assign(next, { status: event.type, phase: null, activity: null, tool: null, draft: '', pending_input: null });
   }
   return next;
 }
 
-/** A snapshot as a complete view (missing fields from the empty view). */
+/**
+ * A snapshot as a complete view (missing fields from the empty view).
+ * @param {Partial<SessionView> | null | undefined} snapshot
+ * @param {string} session
+ * @returns {View}
+ */
 export function normalizeView(snapshot, session) {
   const base = emptyView(session);
   const view = { ...base, ...(snapshot || {}) };
@@ -274,14 +305,24 @@ export function normalizeView(snapshot, session) {
   return view;
 }
 
-/** `state` after `event` arrived: applied if newer than the view, and kept in the buffer. */
+/**
+ * `state` after `event` arrived: applied if newer than the view, and kept in the buffer.
+ * @param {ViewState} state
+ * @param {RunEvent} event
+ * @returns {ViewState}
+ */
 export function receiveEvent(state, event) {
   const buffer = [...state.buffer, event].slice(-BUFFER_LIMIT);
   const view = compareOrder(event, state.view) > 0 ? applyEvent(state.view, event) : state.view;
   return { view, buffer };
 }
 
-/** `state` after `snapshot` arrived (the reply to `snapshot` or `ask`). */
+/**
+ * `state` after `snapshot` arrived (the reply to `snapshot` or `ask`).
+ * @param {ViewState} state
+ * @param {Partial<SessionView> | null | undefined} snapshot
+ * @returns {ViewState}
+ */
 export function receiveSnapshot(state, snapshot) {
   const incoming = normalizeView(snapshot, state.view.session);
   if (compareOrder(incoming, state.view) < 0) return state;

@@ -103,7 +103,7 @@ wasm_opt_flags=(-Oz --low-memory-unused --converge --one-caller-inline-max-funct
   --enable-mutable-globals --enable-reference-types --enable-multivalue
   --strip-debug --strip-producers --strip-target-features)
 # Bump when the recipe below changes, so old stamps do not match.
-recipe="9 one-caller ${wasm_opt_flags[*]} ${features[*]}"
+recipe="10 one-caller ${wasm_opt_flags[*]} ${features[*]}"
 
 # A hash of everything the wasm depends on: sources, manifests, tool versions, this recipe.
 inputs_hash() {
@@ -156,8 +156,11 @@ build_wasm() {
   cleanup+=("$tmp")
   # --experimental-reset-state-function: the glue exports __wbg_reset_state, with which the
   # service worker replaces an instance a panic aborted (extension/background.js).
-  kl_run wasm-bindgen --target web --no-typescript --experimental-reset-state-function \
+  # Its TypeScript declarations (knowledgelens.d.ts) stay in $out_dir, for the type check
+  # (tsconfig.json; copied to target/tsc/wasm/ below), never in dist/.
+  kl_run wasm-bindgen --target web --experimental-reset-state-function \
     --out-dir "$tmp" --out-name knowledgelens "$wasm_in"
+  rm -f "$tmp/knowledgelens_bg.wasm.d.ts"
   raw=$(kl_size "$tmp/knowledgelens_bg.wasm")
   kl_run node pkg-scripts/lib/function-order.mjs "$tmp/knowledgelens_bg.wasm" "$tmp/ordered.wasm"
   kl_run "$wasm_opt" "${wasm_opt_flags[@]}" -o "$tmp/opt.wasm" "$tmp/ordered.wasm"
@@ -202,6 +205,7 @@ assemble_dist() {
   rm -rf dist
   mkdir -p dist/wasm
   cp -R extension/. dist/
+  find dist -name '*.d.ts' -delete # declarations for tsc only (tsconfig.json)
   cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" dist/wasm/
 
   local zip_tmp="$target_dir/knowledgelens.zip.partial"
@@ -223,6 +227,7 @@ assemble_with_hooks() {
   rm -rf "$1"
   mkdir -p "$1/wasm"
   cp -R extension/. "$1/"
+  find "$1" -name '*.d.ts' -delete
   cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" "$1/wasm/"
   cat pkg-scripts/lib/test-hooks.js >> "$1/background.js"
 }
@@ -280,6 +285,13 @@ elif [ ! -f "$out_dir/knowledgelens_bg.wasm" ] || [ ! -f "$out_dir/knowledgelens
   build_wasm "$hash"
 else
   kl_log "wasm is up to date (src/, Cargo.toml, Cargo.lock, .cargo/config.toml unchanged); skipping cargo, wasm-bindgen, wasm-opt"
+fi
+
+# The glue's declarations where tsconfig.json's rootDirs finds them for `./wasm/knowledgelens.js`
+# (`tsc --noEmit` after a build, in test.sh's e2e tier).
+if [ -z "$bench_dir" ]; then
+  mkdir -p "$KL_ROOT/target/tsc/wasm"
+  cp "$out_dir/knowledgelens.d.ts" "$KL_ROOT/target/tsc/wasm/"
 fi
 
 if [ -n "$test_dir" ]; then

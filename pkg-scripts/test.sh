@@ -7,8 +7,9 @@
 #               and node --test on tests/unit/ (the extension's pure JS modules)
 #   wasm        tests/wasm_bindings/ (and any tests/wasm_*.rs) under wasm-bindgen-test-runner, three times: in Node, in
 #               a headless Chromium page and in a Chromium service worker
-#   e2e         pkg-scripts/build.sh (and build.sh --test target/test-extension, for the
-#               screenshot tests, and build.sh --bench target/bench-extension, for the crash
+#   e2e         pkg-scripts/build.sh, then tsc --noEmit over extension/ (tsconfig.json: the
+#               message types generated from Rust), build.sh --test target/test-extension (for
+#               the screenshot tests) and build.sh --bench target/bench-extension (for the crash
 #               tests), then node --test on tests/e2e/ (real Chromium, real extension,
 #               scripted model servers)
 #   real-model  SmolLM2-135M (a model whose chat template has no tool syntax, fetched once
@@ -246,6 +247,9 @@ tier_e2e() {
     fail_step "e2e tests" "not run: the build failed"
     return 0
   fi
+  # The extension's JS against the message types generated from the Rust ones
+  # (extension/protocol.gen.d.ts) and the glue's declarations the build just wrote.
+  step "tsc --noEmit (tsconfig.json)" "$KL_ROOT/node_modules/.bin/tsc" --noEmit -p "$KL_ROOT/tsconfig.json"
   # The screenshot tests need "<all_urls>" (no toolbar click grants activeTab there).
   step "build the test-only extension" bash pkg-scripts/build.sh --test "$KL_ROOT/target/test-extension"
   if [ "$step_ok" != 1 ]; then

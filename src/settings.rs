@@ -47,6 +47,7 @@ const _: () = assert!(MAX_PRICE == 10_000.0, "update the price error message");
 /// The user's prices for a provider's model, US$ per million tokens (`None`: not set).
 /// Input and output are set together; they then win over the built-in price table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, Default, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct UserPrices {
     /// Prompt tokens.
@@ -89,6 +90,7 @@ impl UserPrices {
 /// One provider's connection fields, remembered so that switching providers back and forth
 /// in Options loses nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, Default, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct Profile {
     /// Base URL.
@@ -106,6 +108,7 @@ pub struct Profile {
 /// The setting "Search provider": off (the default: searching sends the question to a third
 /// party), or the provider that answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WebSearch {
     /// No web search.
@@ -145,6 +148,7 @@ impl WebSearch {
 
 /// The settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct Settings {
     /// Schema version.

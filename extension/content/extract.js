@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens page reader, injected by chrome.scripting.executeScript({files}) from the
 // backend after content/constants.gen.js (the page cap, generated from Rust),
 // vendor/readability/Readability-readerable.js, vendor/readability/Readability.js and
@@ -33,7 +34,7 @@
 
   // A clone of the document without what the user cannot see (the live DOM is untouched).
   const visibleClone = () => {
-    const clone = document.cloneNode(true);
+    const clone = /** @type {Document} */ (document.cloneNode(true));
     const drop = [];
     const walk = (live, copy) => {
       const liveKids = live.childNodes;

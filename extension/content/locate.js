@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens passage locator: shows a cited page passage in the page. Injected into the top
 // frame by the worker (chrome.scripting.executeScript({files}), after content/constants.gen.js
 // and content/visible.js; LOCATE_SCRIPTS in src/web/pages.rs), which then sends it

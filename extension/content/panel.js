@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens in-page panel: the frame that shows the explanation of a selection on the
 // page it was made on. Injected only when the user asks (context menu, keyboard command) by
 // the worker, into the top frame, after a one-line script that sets

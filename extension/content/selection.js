@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens selection capture, injected (after content/visible.js) into every frame of a
 // tab by chrome.scripting.executeScript({files, allFrames: true}) from the popup or the worker
 // (extension/capture.js), which keeps the frame that has a selection. Reads only; changes
@@ -49,10 +50,12 @@
     while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
     if (!el) return null;
     const isField = el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && TEXT_INPUT_TYPES.has((el.getAttribute('type') || '').toLowerCase()));
-    if (!isField || el.type === 'password') return null;
-    const { selectionStart: start, selectionEnd: end } = el;
+    if (!isField) return null;
+    const field = /** @type {HTMLInputElement | HTMLTextAreaElement} */ (el);
+    if (field.type === 'password') return null;
+    const { selectionStart: start, selectionEnd: end } = field;
     if (typeof start !== 'number' || typeof end !== 'number' || end <= start) return null;
-    return { el, start, end };
+    return { el: field, start, end };
   };
 
   /** The visible text of the range: what shows of the text nodes it touches, cut at its ends. */

@@ -1,3 +1,4 @@
+// @ts-check
 // KnowledgeLens: what the user can see. A classic script injected before content/extract.js
 // and content/selection.js (chrome.scripting.executeScript({files})); it defines, in the
 // extension's isolated world (the page cannot see them), `globalThis.__klVisibilityMath` (pure

@@ -1,3 +1,4 @@
+// @ts-check
 // The answer: Markdown rendered into DOM nodes by markdown.js (streamed while the run writes
 // it, rendered once more when it is complete), and the sources it cites listed under it. A
 // draft's links are text (with their host) until the answer is complete and its links are

@@ -1,3 +1,4 @@
+// @ts-check
 // History: the archived conversations of every tab (newest first), each reopened read-only.
 
 import { h, setChildren } from './dom.js';

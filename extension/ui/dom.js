@@ -1,3 +1,4 @@
+// @ts-check
 // A small element builder for the popup's views. Text goes in with textContent only: page
 // text and model output are untrusted and never parsed as HTML.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The options page's words: how each provider's and search provider's fields are explained.
 
 /** How each provider's fields are explained (its defaults come from protocol.gen.js). */

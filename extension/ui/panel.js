@@ -1,3 +1,4 @@
+// @ts-check
 // The side panel: opening it from the popup, and, in the panel, asking for access to the
 // tab's site when the extension cannot read it.
 
@@ -11,6 +12,7 @@ export const panelPath = (tabId) => `sidepanel.html?tab=${tabId}`;
  * @returns {Promise<'side_panel'|'window'>}
  */
 export function openSidePanel(tabId) {
+  /** @returns {Promise<'window'>} */
   const fallback = async (err) => {
     if (err) console.warn('KnowledgeLens: the side panel did not open, using a window:', err);
     await chrome.windows.create({
@@ -24,7 +26,7 @@ export function openSidePanel(tabId) {
   if (!chrome.sidePanel?.open) return fallback(null);
   const options = chrome.sidePanel.setOptions({ tabId, path: panelPath(tabId), enabled: true });
   const opened = chrome.sidePanel.open({ tabId });
-  return Promise.all([options, opened]).then(() => 'side_panel', fallback);
+  return Promise.all([options, opened]).then(() => /** @type {const} */ ('side_panel'), fallback);
 }
 
 /** The origin pattern (`https://host/*`) of an http(s) URL, else null. */

@@ -1,3 +1,4 @@
+// @ts-check
 // Page passage citations in the answer (`[pN]`, links to `#source-pN` made by markdown.js):
 // - hovering or focusing one shows the cited passage in a tooltip (one element with
 //   role="tooltip", named from the link by aria-describedby while it shows; text only, set
@@ -103,7 +104,7 @@ export function createPassageCitations({ answer, list, preview, sources, locate,
     }
   };
 
-  const citationOf = (event) => event.target?.closest?.(CITATION) ?? null;
+  const citationOf = (event) => /** @type {Element | null} */ (event.target)?.closest?.(CITATION) ?? null;
 
   answer.addEventListener('mouseover', (event) => {
     const link = citationOf(event);
@@ -112,12 +113,12 @@ export function createPassageCitations({ answer, list, preview, sources, locate,
   answer.addEventListener('mouseout', (event) => {
     const link = citationOf(event);
     if (!link || link !== anchor) return;
-    const to = event.relatedTarget;
+    const to = /** @type {Node | null} */ (event.relatedTarget);
     if (to && (link.contains(to) || preview.contains(to))) return;
     if (document.activeElement !== link) hide();
   });
   preview.addEventListener('mouseleave', (event) => {
-    if (anchor && !anchor.contains(event.relatedTarget) && document.activeElement !== anchor) hide();
+    if (anchor && !anchor.contains(/** @type {Node | null} */ (event.relatedTarget)) && document.activeElement !== anchor) hide();
   });
   answer.addEventListener('focusin', (event) => {
     const link = citationOf(event);
@@ -134,7 +135,7 @@ export function createPassageCitations({ answer, list, preview, sources, locate,
     void activate(id);
   });
   list.addEventListener('click', (event) => {
-    const button = event.target?.closest?.('button[data-passage]');
+    const button = /** @type {HTMLElement | null} */ (/** @type {Element | null} */ (event.target)?.closest?.('button[data-passage]'));
     if (button) void activate(button.dataset.passage);
   });
   document.addEventListener('keydown', (event) => {

@@ -1,3 +1,4 @@
+// @ts-check
 // Research mode in the popup: the "Research" checkbox and the "Subtopics" spinbutton of the
 // question form, the research bound shown instead of "Max steps", and the status line of a
 // research run (its current stage, from the `phase` entries of the steps, with the activity).

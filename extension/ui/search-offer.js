@@ -1,3 +1,4 @@
+// @ts-check
 // The offer to search the web: after a question whose reply says so (`search_offer` on the
 // `ask` reply: search is off and the offer was never answered), a card asks whether to turn
 // Wikipedia search on. The question is asked either way. Its answer goes to the worker

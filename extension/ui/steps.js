@@ -1,3 +1,4 @@
+// @ts-check
 // The Steps region: the run's trajectory as the worker sent it (SessionView.steps, extended by
 // step_item events in view-state.js), grouped by step. A research run's `phase` entries begin
 // its stages: each stage is a list item with its heading, holding its steps (a run without

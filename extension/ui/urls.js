@@ -1,3 +1,4 @@
+// @ts-check
 // The options page's checks of typed addresses, before the backend validates them again
 // (src/settings.rs, src/url.rs): each returns a message a user can act on, or says which
 // addresses are this computer. Both read addresses with the browser's URL parser, and

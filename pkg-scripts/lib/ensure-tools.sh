@@ -121,7 +121,7 @@ kl_ensure_node() {
   [ "$major" -ge 20 ] || kl_die "Node.js $(node --version) is too old; need 20 or newer"
 }
 
-# JS tooling from package.json (playwright-core, binaryen's wasm-opt, esbuild): `npm ci` when
+# JS tooling from package.json (playwright-core, binaryen's wasm-opt, esbuild, typescript): `npm ci` when
 # node_modules is missing or older than package-lock.json.
 kl_ensure_node_modules() {
   kl_ensure_node
@@ -137,6 +137,8 @@ kl_ensure_node_modules() {
     kl_die "node_modules/.bin/wasm-opt is missing: package.json must list binaryen"
   [ -x "$KL_ROOT/node_modules/.bin/esbuild" ] ||
     kl_die "node_modules/.bin/esbuild is missing: package.json must list esbuild"
+  [ -x "$KL_ROOT/node_modules/.bin/tsc" ] ||
+    kl_die "node_modules/.bin/tsc is missing: package.json must list typescript"
 }
 
 # zip for dist/knowledgelens.zip; python3's zipfile does as well.

@@ -8,6 +8,7 @@ use kljson::{FromJson, ToJson};
 
 /// A provider's wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Provider {
     /// OpenAI-compatible chat completions: OpenAI, OpenRouter, Groq, LM Studio, llama.cpp's
@@ -149,6 +150,7 @@ pub fn reads_images(_provider: Provider, model: &str) -> bool {
 /// are described in the prompt and calls are read from the text; without constrained
 /// output, control blocks are parsed from prose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Capabilities {
     /// Tool definitions in the request and structured tool calls in the reply.
     pub native_tools: bool,

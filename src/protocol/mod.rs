@@ -66,8 +66,10 @@ struct RawRequest {
 
 /// `"research": {"subtopics": 4}` of an `ask`: answer it in research mode.
 #[derive(Debug, Clone, Copy, FromJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct ResearchAsk {
+    /// Most subtopics to research (2 to 6; default 4).
     #[serde(default = "default_subtopics")]
     subtopics: u32,
 }
@@ -215,8 +217,14 @@ impl Request {
     }
 }
 
-/// What a request asks for.
+/// What a request asks for. Its schema (`schemars`, for the generated typedefs and
+/// docs/protocol.md) is the wire form [`Request::parse`] reads: `{"type": "ask", ...}`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(schemars::JsonSchema),
+    serde(tag = "type", rename_all = "snake_case")
+)]
 pub enum Command {
     /// The session's current view. Reply: [`SessionView`].
     Snapshot {
@@ -235,6 +243,7 @@ pub enum Command {
         max_steps: Option<u32>,
         /// Research mode with at most this many subtopics (checked: 2 to 6); `None`: a
         /// question answered by the loop.
+        #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Option<ResearchAsk>"))]
         research: Option<u32>,
     },
     /// Stop the session's run. Reply: [`reply::StopReply`].
@@ -346,6 +355,7 @@ fn checked_passage(text: &str) -> Result<String, ApiError> {
 
 /// The answers to the popup's offer to search the web.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SearchOfferAnswer {
     /// "Turn on": search Wikipedia (no key, no host permission).
@@ -421,6 +431,7 @@ impl Command {
 
 /// Kinds of request failures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ApiErrorKind {
     /// The request is malformed.
@@ -453,6 +464,7 @@ impl ApiErrorKind {}
 
 /// A failed request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[error("{message}")]
 pub struct ApiError {
     /// The kind.

@@ -50,6 +50,7 @@ pub struct PanelRequest {
 
 /// `snapshot` (a panel request): the panel's run, and nothing else of the session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PanelView {
     /// The run.
     pub run: u32,

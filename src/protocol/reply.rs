@@ -14,6 +14,7 @@ use kljson::ToJson;
 
 /// `stop`: whether a run of this worker was told to stop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StopReply {
     /// A run was going on and will stop.
     pub stopping: bool,
@@ -21,6 +22,7 @@ pub struct StopReply {
 
 /// `ack_input`: whether the acknowledgement reached the question it names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct AckReply {
     /// The id named the question the run is waiting on.
     pub acknowledged: bool,
@@ -28,6 +30,7 @@ pub struct AckReply {
 
 /// `answer_input`: the answer was handed to the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct AnswerReply {
     /// Always true (a refused answer is an error).
     pub accepted: bool,
@@ -35,6 +38,7 @@ pub struct AnswerReply {
 
 /// `export`: the trajectory document, ready to download.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ExportReply {
     /// A file name for the download.
     pub filename: String,
@@ -45,6 +49,7 @@ pub struct ExportReply {
 /// `get_settings` and `save_settings`: the settings, whether any were saved, and why a saved
 /// record was not used (`get_settings`) or why the API keys were left out (`save_settings`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SettingsReply {
     /// The settings in effect (the defaults when none are saved or usable).
     #[serde(flatten)]
@@ -58,6 +63,7 @@ pub struct SettingsReply {
 
 /// `test_connection`: the model answered, or the doctor says why not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum ConnectionReply {
     /// The model answered.
@@ -68,6 +74,7 @@ pub enum ConnectionReply {
 
 /// A working connection (`ok: true`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Connected {
     /// Always true.
     pub ok: bool,
@@ -85,6 +92,7 @@ pub struct Connected {
 
 /// A failed connection (`ok: false`) and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ConnectionFailed {
     /// Always false.
     pub ok: bool,
@@ -96,6 +104,7 @@ pub struct ConnectionFailed {
 
 /// `list_models`: the models the provider offers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ModelsReply {
     /// The model names (empty when the provider cannot say).
     pub models: Vec<String>,
@@ -108,6 +117,7 @@ pub struct ModelsReply {
 
 /// `test_search`: the search worked, or why not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum SearchCheckReply {
     /// The provider answered.
@@ -118,6 +128,7 @@ pub enum SearchCheckReply {
 
 /// A working search (`ok: true`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SearchFound {
     /// Always true.
     pub ok: bool,
@@ -135,6 +146,7 @@ pub struct SearchFound {
 
 /// A failed search (`ok: false`): the error says what happened and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SearchCheckFailed {
     /// Always false.
     pub ok: bool,
@@ -146,6 +158,7 @@ pub struct SearchCheckFailed {
 
 /// `search_offer`: web search as it is now that the offer is answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SearchOfferReply {
     /// The setting "Search provider" (`wikipedia` after "Turn on").
     pub search_provider: WebSearch,
@@ -155,6 +168,7 @@ pub struct SearchOfferReply {
 
 /// `history`: the archived conversations of every tab, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct HistoryReply {
     /// At most [`HistoryReply::MAX`] of them.
     pub conversations: Vec<ArchiveSummary>,
@@ -167,6 +181,7 @@ impl HistoryReply {
 
 /// `clear_history`: how many archived conversations were deleted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ClearedReply {
     /// Conversations deleted.
     pub cleared: u32,
@@ -175,6 +190,7 @@ pub struct ClearedReply {
 /// `locate_passage`: whether the passage was found on the page (it was then scrolled into
 /// view and highlighted).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct LocateReply {
     /// The passage's beginning is on the page.
     pub found: bool,
@@ -182,6 +198,7 @@ pub struct LocateReply {
 
 /// The data of a successful reply: one variant per reply type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Response {
     /// `snapshot`, `ask`, `new_conversation`, `open_conversation`.
@@ -244,6 +261,7 @@ response_from! {
 
 /// The reply to one request: `{id, ok: true, data}` or `{id, ok: false, error}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Envelope {
     /// The request's id, echoed.
     pub id: Value,

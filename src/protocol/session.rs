@@ -92,6 +92,25 @@ impl fmt::Display for ConversationId {
     }
 }
 
+/// `impl JsonSchema` for a key read from a string: a string of `pattern`.
+macro_rules! string_schema {
+    ($ty:ident, $pattern:literal) => {
+        #[cfg(not(target_arch = "wasm32"))] // the schemas are for protocol::gen, natively
+        impl schemars::JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "pattern": $pattern})
+            }
+        }
+    };
+}
+
+string_schema!(SessionKey, "^(popup|tab:[0-9]{1,12})$");
+string_schema!(ConversationId, "^conv:(popup|tab:[0-9]{1,12}):[0-9]+$");
+
 #[cfg(test)]
 mod tests {
     use super::*;

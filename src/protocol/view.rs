@@ -15,6 +15,7 @@ use kljson::{FromJson, ToJson};
 
 /// The page as the UI sees it (without its text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PageView {
     /// Title.
     pub title: String,
@@ -26,6 +27,7 @@ pub struct PageView {
 
 /// What the run's tokens cost so far: an estimate from the prices it was started with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct CostView {
     /// US dollars.
     pub usd: Finite,
@@ -35,6 +37,7 @@ pub struct CostView {
 
 /// What the popup renders for a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SessionView {
     /// Session key.
     pub session: String,
@@ -120,6 +123,7 @@ pub struct SessionView {
 
 /// A question from the run to the user, as the popup shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PendingInputView {
     /// Send it back with the acknowledgement and the answer.
     pub request_id: String,

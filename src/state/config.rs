@@ -73,6 +73,7 @@ pub struct RunConfig {
 
 /// How an answer is pitched: plain words, the default, or precise terminology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ReadingLevel {
     /// Plain words, no jargon, short sentences.
@@ -161,6 +162,7 @@ impl RunConfig {
 
 /// Where a run's prices come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PriceSource {
     /// The dated table in this module.

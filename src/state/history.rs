@@ -9,6 +9,7 @@ use kljson::{FromJson, ToJson};
 
 /// A finished question of this session, kept as conversation history.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Turn {
     /// The question.
     pub question: String,

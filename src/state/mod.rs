@@ -59,6 +59,7 @@ pub const SESSION_PREFIX: &str = "session:";
 
 /// Whether a run is going on, and how it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// No run yet.

@@ -8,6 +8,7 @@ use kljson::{FromJson, ToJson};
 /// What kind of failure a model call had. [`LlmErrorKind::is_retryable`] is the one place
 /// that decides whether a failure is worth another attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LlmErrorKind {
     /// No response: connection refused, DNS, CORS, the body broke off.
@@ -188,6 +189,17 @@ impl Serialize for RunErrorKind {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the schemas are for protocol::gen, natively
+impl schemars::JsonSchema for RunErrorKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RunErrorKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "enum": Self::ALL.map(Self::name)})
+    }
+}
+
 impl FromJson for RunErrorKind {
     fn from_json(value: serde_json::Value) -> Result<Self, kljson::Error> {
         String::from_json(value).map(|name| Self::from_name(&name))
@@ -208,6 +220,7 @@ impl kljson::ToJson for RunErrorKind {
 
 /// An error as the UI and the export show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ErrorInfo {
     /// Machine-readable kind (`network`, `auth`, `rate_limited`, `empty_reply`, ...).
     pub kind: RunErrorKind,

@@ -9,6 +9,7 @@ use kljson::{FromJson, ToJson};
 
 /// Token usage as the UI sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct UsageView {
     /// Prompt tokens so far.
     pub input: u64,
@@ -28,6 +29,7 @@ fn is_zero(n: &u64) -> bool {
 /// A finite number (never NaN or infinite), so that it compares as `Eq`: prices, costs
 /// and shares on the wire, as a plain JSON number.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Finite(f64);
 
@@ -62,6 +64,7 @@ kljson::deserialize_via_json!(Finite);
 /// events. Long texts are cut to [`StepView::MAX_CHARS`] characters; their full length is
 /// kept beside them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StepView {
     /// Position in the run's trajectory (0-based): unique per run, so a list built from a
     /// snapshot and later `step_item` events has no duplicates.
@@ -94,6 +97,7 @@ pub struct StepView {
 
 /// A graded web search result, as the Steps view shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct GradeView {
     /// The result's title.
     pub title: String,
@@ -121,6 +125,7 @@ impl StepView {
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// A run began.
@@ -307,6 +312,7 @@ impl EventKind {
 
 /// One event with the run's progress.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct AgentEvent {
     /// What happened.
     #[serde(flatten)]
@@ -330,6 +336,7 @@ pub struct AgentEvent {
 /// An event addressed to a session, as broadcast to the UI:
 /// `{"type": "event", "session": "tab:12", "event": {...}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct EventEnvelope {
     /// Always `"event"`.
     #[serde(rename = "type")]

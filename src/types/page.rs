@@ -110,6 +110,7 @@ pub fn clean_title(title: &str) -> String {
 /// Selected text on a page and where it sits, as the capture script reports it and as an
 /// explanation run keeps it (checked and capped by [`Selection::checked`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct Selection {
     /// The selected text (at most [`MAX_SELECTION_CHARS`]).

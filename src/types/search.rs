@@ -20,6 +20,7 @@ pub struct SearchResult {
 
 /// What went wrong, as a closed set: the one place retryability is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SearchErrorKind {
     /// The server could not be reached (no HTTP status).
@@ -53,6 +54,7 @@ impl SearchErrorKind {}
 /// A failed search: the kind, a message for the user that says what to do, and what the
 /// server said.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, thiserror::Error, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[error("{message}")]
 pub struct SearchError {
     /// What went wrong.
@@ -236,6 +238,17 @@ impl Confidence {
 impl Serialize for Confidence {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_f64(self.get())
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))] // the schemas are for protocol::gen, natively
+impl schemars::JsonSchema for Confidence {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Confidence".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "number", "minimum": 0, "maximum": 1})
     }
 }
 

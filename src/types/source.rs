@@ -7,6 +7,7 @@ use kljson::{FromJson, ToJson};
 
 /// What a source is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SourceKind {
     /// A passage of the page (`pN`).
@@ -22,6 +23,7 @@ kljson::named_enum!(SourceKind {
 
 /// A source an answer cites.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Source {
     /// What the answer cites: `p1` for a page passage, `1` for a web result.
     pub id: String,

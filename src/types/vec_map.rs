@@ -174,6 +174,26 @@ impl<K: serde::Serialize, V: serde::Serialize> serde::Serialize for VecMap<K, V>
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the schemas are for protocol::gen, natively
+/// A JSON object whose keys are `K`'s names and whose values are `V`s.
+impl<K: schemars::JsonSchema, V: schemars::JsonSchema> schemars::JsonSchema for VecMap<K, V> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("VecMap_{}_{}", K::schema_name(), V::schema_name()).into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "propertyNames": generator.subschema_for::<K>(),
+            "additionalProperties": generator.subschema_for::<V>(),
+        })
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
 impl<'de, K, V> serde::Deserialize<'de> for VecMap<K, V>
 where
     K: serde::Deserialize<'de> + Ord,

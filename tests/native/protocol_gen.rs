@@ -1,6 +1,8 @@
-//! `extension/protocol.gen.js` and `extension/content/constants.gen.js` are generated from
-//! the crate (`protocol::gen::protocol_js`, `content_js`): this fails when a committed file
-//! differs from what the crate generates now, and rewrites them when run with `KL_BLESS=1`.
+//! `extension/protocol.gen.js`, its declarations with the message types
+//! (`extension/protocol.gen.d.ts`), `docs/protocol.md` and `extension/content/constants.gen.js`
+//! are generated from the crate (`protocol::gen::protocol_js`, `typedefs::protocol_dts`,
+//! `docs::protocol_md`, `content_js`): this fails when a committed file differs from what the
+//! crate generates now, and rewrites them when run with `KL_BLESS=1`.
 
 use std::path::Path;
 
@@ -28,6 +30,42 @@ fn check_generated(relative: &str, generated: &str) {
 #[test]
 fn the_generated_protocol_file_is_up_to_date() {
     check_generated(PATH, &protocol_js());
+}
+
+#[test]
+fn the_generated_typedefs_are_up_to_date() {
+    use knowledgelens::protocol::gen::typedefs;
+    check_generated(typedefs::PATH, &typedefs::protocol_dts());
+}
+
+#[test]
+fn the_generated_protocol_doc_is_up_to_date() {
+    use knowledgelens::protocol::gen::docs;
+    check_generated(docs::PATH, &docs::protocol_md());
+}
+
+#[test]
+fn every_request_has_a_reply_type_and_a_schema() {
+    use knowledgelens::protocol::gen::typedefs::Catalog;
+    use knowledgelens::protocol::Command;
+    let catalog = Catalog::new();
+    let replies: Vec<&str> = catalog.replies.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        replies,
+        Command::NAMES,
+        "one reply per request, in the order of the names"
+    );
+    let tags: Vec<&str> = catalog.definitions["Command"]["oneOf"]
+        .as_array()
+        .expect("requests are a tagged union")
+        .iter()
+        .map(|v| v["properties"]["type"]["const"].as_str().expect("a tag"))
+        .collect();
+    assert_eq!(
+        tags,
+        Command::NAMES,
+        "the schema's request types are the parsed ones"
+    );
 }
 
 #[test]

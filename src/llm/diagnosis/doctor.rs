@@ -18,6 +18,7 @@ const OLLAMA_PORT: &str = ":11434";
 
 /// What `err` is about, when the run or the connection test fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Problem {
     /// Ollama refused the extension's origin (HTTP 403, `OLLAMA_ORIGINS`).
@@ -48,6 +49,7 @@ pub enum Problem {
 
 /// A failure explained: the problem, one line to show, and the steps that fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Diagnosis {
     /// What kind of problem it is.
     pub problem: Problem,

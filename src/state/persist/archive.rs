@@ -26,6 +26,7 @@ pub fn archive_key(session: &str, n: u32) -> String {
 
 /// An archived conversation as `history` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ArchiveSummary {
     /// `conv:<session>:<n>`.
     pub id: String,

@@ -2,7 +2,15 @@
 //! (`extension/protocol.gen.js`) by [`protocol_js`], and the few that content scripts need
 //! (classic scripts, which cannot import a module) as `extension/content/constants.gen.js`
 //! by [`content_js`]: one value on both sides. `tests/native/protocol_gen.rs` fails when either
-//! committed file is stale (`KL_BLESS=1` rewrites them).
+//! committed file is stale (`KL_BLESS=1` rewrites them). [`typedefs`] writes the types of
+//! the messages (and of these constants) for the JS's type check, and [`docs`] the same types
+//! for people, from one set of schemas derived from the Rust types.
+
+// Native only: the schemas they render are derived only there (not in the wasm).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod docs;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod typedefs;
 
 use std::fmt::Write as _;
 
@@ -79,8 +87,18 @@ fn wire<T: Serialize>(value: T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// The generated module's text.
-pub fn protocol_js() -> String {
+/// One constant of `extension/protocol.gen.js`: what it is, its name and its value.
+pub struct Constant {
+    /// Its doc comment.
+    pub doc: &'static str,
+    /// Its name (`export const NAME`).
+    pub name: &'static str,
+    /// Its value.
+    pub value: Value,
+}
+
+/// The constants of `extension/protocol.gen.js`, in its order.
+pub fn constants() -> Vec<Constant> {
     let requests: serde_json::Map<String, Value> = Command::NAMES
         .iter()
         .map(|name| (name.to_ascii_uppercase(), json!(name)))
@@ -128,7 +146,7 @@ pub fn protocol_js() -> String {
         RunStatus::TimedOut,
     ]
     .map(wire);
-    let constants: Vec<(&str, &str, Value)> = vec![
+    let constants: Vec<(&'static str, &'static str, Value)> = vec![
         (
             "The name of the Port between the extension's pages and the worker.",
             "PORT_NAME",
@@ -294,11 +312,19 @@ pub fn protocol_js() -> String {
             wire(Settings::default()),
         ),
     ];
+    constants
+        .into_iter()
+        .map(|(doc, name, value)| Constant { doc, name, value })
+        .collect()
+}
+
+/// The generated module's text.
+pub fn protocol_js() -> String {
     let mut out = String::from(
         "// Generated from the Rust crate by `knowledgelens::protocol::gen::protocol_js()`: do not\n\
          // edit. Regenerate with `KL_BLESS=1 cargo test --test native protocol_gen::`.\n",
     );
-    for (doc, name, value) in constants {
+    for Constant { doc, name, value } in constants() {
         let text = serde_json::to_string_pretty(&value).unwrap_or_default();
         let text = if value.is_object() || value.is_array() {
             format!("Object.freeze({text})")
