@@ -82,8 +82,7 @@ export function createStreamRenderer(container, {
   cancelFrame = (id) => globalThis.cancelAnimationFrame(id),
 } = {}) {
   let ctx = context(container.ownerDocument, sources, known, urls);
-  /** @type {{raw: string, node: Node}[]} the rendered blocks, in order */
-  /** @type {{raw: string, node: ChildNode}[]} */
+  /** @type {{raw: string, node: ChildNode}[]} the rendered blocks, in order */
   const shown = [];
   let pending = '';
   let rendered = null; // the text the DOM shows

@@ -12,7 +12,7 @@
 // (so serde's code generated for, say, a provider's reply type counts as that provider's, and
 // `drop_in_place<knowledgelens::state::..>` as state's); names without one go by the crates
 // they name (schemars, serde and serde_json, wasm-bindgen, core/alloc/std). Data segments are
-// "data", except the prompt templates' text (src/agent/**/*.tpl, found verbatim), which
+// "data", except the prompt templates' text (src/**/*.tpl, found verbatim), which
 // counts as templates. The gzip column estimates each area's share of the shipped wasm's
 // gzip -9 size: each area's bytes (function bodies and data, read from NAMED_WASM) are
 // gzipped on their own and the shipped size is split in proportion.
@@ -28,7 +28,7 @@ import { gzipSync } from 'node:zlib';
 const [named, shipped, glue, outTxt] = process.argv.slice(2);
 if (!outTxt) throw new Error('usage: bench-size.mjs NAMED_WASM SHIPPED_WASM GLUE OUT_TXT');
 const twiggy = process.env.TWIGGY || join(homedir(), '.cargo/bin/twiggy');
-const agentDir = new URL('../src/agent/', import.meta.url);
+const srcDir = new URL('../src/', import.meta.url);
 if (!existsSync(twiggy)) {
   throw new Error(`twiggy is not at ${twiggy}: install it (cargo install twiggy) or set TWIGGY to its path`);
 }
@@ -37,7 +37,7 @@ if (!existsSync(twiggy)) {
 const OWN = [
   ['search', 'web search', ['search::', 'state::search', 'types::search', 'service::search_check', 'tools::search', 'agent::step::search']],
   ['providers', 'providers (src/llm)', ['llm::']],
-  ['templates', 'templates, prompts', ['agent::prompts', 'agent::template']],
+  ['templates', 'templates, prompts', ['agent::prompts', 'template::']],
   ['page_index', 'page index (src/page)', ['page::', 'service::locate']],
   ['context', 'context (window, compaction, reflexion, tokens)', ['agent::context', 'agent::step::compact', 'agent::step::reflect', 'state::memory', 'types::tokens']],
   ['tools', 'tools and schemas (schemars)', ['tools::']],
@@ -114,9 +114,9 @@ if (keptBytes !== shippedItems) {
 }
 
 // ---- the templates' text inside the data segments ----
-// Every template file: the loop's own (prompts/) and each capability's (step/<name>/).
-const templates = readdirSync(agentDir, { recursive: true }).filter((f) => f.endsWith('.tpl'))
-  .map((f) => readFileSync(new URL(f, agentDir)));
+// Every template file: the loop's own, each capability's, the tools' and the prompted tools'.
+const templates = readdirSync(srcDir, { recursive: true }).filter((f) => f.endsWith('.tpl'))
+  .map((f) => readFileSync(new URL(f, srcDir)));
 
 // ---- the named wasm's function bodies and data, for the gzip estimate ----
 function parseWasm(buf) {
@@ -226,7 +226,7 @@ const lines = [
   '',
   '"serde in it": bytes of functions in the area whose names mention serde, FromJson or ToJson',
   '(the decoders and encoders of the area\'s types). "gzip est.": the shipped gzip -9 size split in',
-  'proportion to each area\'s bytes gzipped on their own. Templates: src/agent/{prompts,template}',
+  'proportion to each area\'s bytes gzipped on their own. Templates: agent::prompts, template',
   `plus the .tpl text found in the data (${n(templateBytes)} bytes). "kljson, serde, serde_json": the`,
   'JSON crate (crates/kljson) and serde_json\'s Value, where no type of ours is in the name.',
   '',

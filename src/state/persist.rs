@@ -96,7 +96,7 @@ pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
     let mut value = kljson::parse(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
     if version < u64::from(SCHEMA_VERSION) {
         // A head of an older version (2 on): its state brought to the current schema.
-        upgrade_head(&mut value, version as u32).map_err(StateError::Corrupted)?;
+        upgrade_record(&mut value, version as u32).map_err(StateError::Corrupted)?;
     }
     let head = <Head<SessionState> as FromJson>::from_json(value)
         .map_err(|e| StateError::Corrupted(e.to_string()))?;
@@ -112,12 +112,13 @@ pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
     Ok((head.state, head.entries))
 }
 
-/// Brings a head record of `version` to the current schema: its `state` by the migrations,
-/// then its own `version`.
-fn upgrade_head(value: &mut serde_json::Value, version: u32) -> Result<(), String> {
+/// Brings a record of `version` that holds a `state` (a head record, an archived
+/// conversation) to the current schema: its `state` by the migrations, then its own
+/// `version`.
+pub(crate) fn upgrade_record(value: &mut serde_json::Value, version: u32) -> Result<(), String> {
     let head = value
         .as_object_mut()
-        .ok_or("a head record must be an object")?;
+        .ok_or("a session record must be an object")?;
     if head
         .get("state")
         .and_then(|s| s.get("version"))
@@ -126,7 +127,7 @@ fn upgrade_head(value: &mut serde_json::Value, version: u32) -> Result<(), Strin
     {
         return Err("version mismatch".into());
     }
-    let state = head.remove("state").ok_or("the head record has no state")?;
+    let state = head.remove("state").ok_or("the record has no state")?;
     head.insert("state".into(), migrate::upgrade(state, version)?);
     head.insert("version".into(), serde_json::Value::from(SCHEMA_VERSION));
     Ok(())

@@ -168,7 +168,7 @@ fn read_module(path: &Path, module: Vec<String>, src: &Path, files: &mut Vec<Fil
 
 /// The modules declared with `#[path = "..."]` in `text`, and their paths: the attribute on
 /// its own line, the `mod name;` on the next.
-fn path_attributes(text: &str) -> BTreeMap<String, String> {
+pub(crate) fn path_attributes(text: &str) -> BTreeMap<String, String> {
     let mut found = BTreeMap::new();
     let mut lines = text.lines().map(str::trim).peekable();
     while let Some(line) = lines.next() {

@@ -705,3 +705,98 @@ fn a_session_saved_by_version_3_loads_and_saves_as_the_current_version() {
         .expect("a session");
     assert_eq!(again, loaded);
 }
+
+/// A conversation archived by version 3 (History) opens with its state migrated like a
+/// session's: the fields the previous version kept flat are in their sub-records.
+#[test]
+fn a_conversation_archived_by_version_3_opens_migrated() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/sessions/v3.json")).expect("fixture");
+    let store = &fixture["store"];
+    let head: serde_json::Value =
+        serde_json::from_str(store["session:tab:7"].as_str().expect("head")).expect("json");
+    // As version 3 archived a conversation: the whole state inline, beside its summary.
+    let mut state = head["state"].clone();
+    state["page"]["text"] = store["page:tab:7:1"].clone();
+    state["trajectory"] = serde_json::Value::Array(
+        (0..2)
+            .map(|i| {
+                serde_json::from_str(store[format!("traj:tab:7:1:{i}")].as_str().expect("entry"))
+                    .expect("json")
+            })
+            .collect(),
+    );
+    let record = serde_json::json!({
+        "version": 3, "id": "conv:tab:7:1", "session": "tab:7", "title": "Tides",
+        "turns": 2, "updated_at": 1_200, "state": state,
+    });
+    let store = MemoryStore::with_data(BTreeMap::from([(
+        "conv:tab:7:1".to_string(),
+        record.to_string(),
+    )]));
+    let opened = futures::executor::block_on(state::load_archived(&store, "conv:tab:7:1"))
+        .expect("opens")
+        .expect("the conversation");
+    assert_eq!(opened.version, state::SCHEMA_VERSION);
+    assert_eq!(opened.compact.last_prompt_tokens, 1_234);
+    assert_eq!(opened.input.kept_answers, ["Answer briefly."]);
+    assert!(opened.compact.compaction.is_some());
+    assert_eq!(opened.trajectory.len(), 2);
+}
+
+/// A head record of version 2 (a tool with side effects begun, marked by `attempts`) loads
+/// with the side effect marked `started`, through the head's own upgrade.
+#[test]
+fn a_version_2_head_marks_a_begun_side_effect_started() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/sessions/v3.json")).expect("fixture");
+    let mut data: BTreeMap<String, String> = fixture["store"]
+        .as_object()
+        .expect("store")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().expect("text").to_string()))
+        .collect();
+    let mut head: serde_json::Value = serde_json::from_str(&data["session:tab:7"]).expect("json");
+    // As version 2 saved a tool with side effects that began: `attempts` > 0 during `act`.
+    head["version"] = 2.into();
+    head["state"]["version"] = 2.into();
+    head["state"]["attempts"] = 1.into();
+    head["state"]["next"] = serde_json::json!({"act": {"call": {
+        "id": "call_9", "name": "send_note", "arguments": "{}"
+    }}});
+    for v3_only in [
+        "pending_input",
+        "rev",
+        "seq",
+        "phase",
+        "contexts",
+        "context_resets",
+    ] {
+        head["state"]
+            .as_object_mut()
+            .expect("state")
+            .remove(v3_only);
+    }
+    data.insert("session:tab:7".into(), head.to_string());
+    let store = MemoryStore::with_data(data);
+    let loaded = futures::executor::block_on(state::load(&store, "tab:7"))
+        .expect("loads")
+        .expect("a session");
+    assert_eq!(loaded.version, state::SCHEMA_VERSION);
+    assert_eq!(loaded.attempts, 0);
+    assert!(
+        matches!(&loaded.next, Some(state::Next::Act { call, started: true }) if call.id == "call_9"),
+        "{:?}",
+        loaded.next
+    );
+    assert_eq!(loaded.input.kept_answers, ["Answer briefly."]);
+    // A head whose state says another version than the head is refused, not guessed at.
+    head["state"]["version"] = 3.into();
+    let mut data: BTreeMap<String, String> = BTreeMap::new();
+    data.insert("session:tab:7".into(), head.to_string());
+    let store = MemoryStore::with_data(data);
+    assert!(matches!(
+        futures::executor::block_on(state::load(&store, "tab:7")),
+        Err(StateError::Corrupted(_))
+    ));
+}

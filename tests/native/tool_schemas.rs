@@ -48,3 +48,27 @@ fn every_built_in_tool_is_defined_with_its_derived_schema() {
     }
     assert_eq!(schemas::builtin("no_such_tool"), serde_json::Value::Null);
 }
+
+/// Every built-in tool says what it does: its section of `src/tools/tools.tpl`, whole (a
+/// template that failed to load or a missing section would leave it empty).
+#[test]
+fn every_built_in_tool_has_its_description_from_the_template() {
+    let template = include_str!("../../src/tools/tools.tpl");
+    let tools = ToolBox::builtin();
+    let mut count = 0;
+    for definition in tools.definitions() {
+        let description = &definition.description;
+        assert!(
+            description.len() > 40,
+            "{}: {description:?}",
+            definition.name
+        );
+        let section = format!(
+            "<section name=\"{}\" optional>\n{description}\n</section>",
+            definition.name
+        );
+        assert!(template.contains(&section), "{}", definition.name);
+        count += 1;
+    }
+    assert_eq!(count, 9);
+}

@@ -1,6 +1,6 @@
 //! The crate's JSON parser: text to a [`Value`], accepting exactly what `serde_json`'s
 //! `from_str::<Value>` accepts and giving the same value, or the same error message with
-//! the same line and column (`tests/native/json_parse.rs` holds it to serde_json on arbitrary
+//! the same line and column (`tests/parity/parse.rs` holds it to serde_json on arbitrary
 //! text). Written for this one job instead of going through serde's `Deserializer` and
 //! `Visitor` machinery, which the wasm otherwise carried for this call alone (README,
 //! Benchmarks). Numbers are read as serde_json reads them without its `float_roundtrip`

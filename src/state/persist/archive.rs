@@ -7,7 +7,8 @@
 use serde::Serialize;
 
 use super::{
-    check_version, drop_oldest_finished, eviction_may_fit, log_store_error, StateError, Write,
+    check_version, drop_oldest_finished, eviction_may_fit, log_store_error, upgrade_record,
+    StateError, Write,
 };
 use crate::ports::{StateStore, StoreError};
 use crate::state::{SessionState, SCHEMA_VERSION};
@@ -204,9 +205,14 @@ pub async fn load_archived(
     let Some(text) = store.get(id).await? else {
         return Ok(None);
     };
-    check_version(&text)?;
-    let record: Record<SessionState> =
-        kljson::decode(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    let version = check_version(&text)?;
+    let mut value = kljson::parse(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    if version < u64::from(SCHEMA_VERSION) {
+        // A conversation archived by an older version: its state migrated like a session's.
+        upgrade_record(&mut value, version as u32).map_err(StateError::Corrupted)?;
+    }
+    let record = <Record<SessionState> as FromJson>::from_json(value)
+        .map_err(|e| StateError::Corrupted(e.to_string()))?;
     if record.summary.id != id {
         return Err(StateError::Corrupted(format!(
             "record of {} stored under {id}",

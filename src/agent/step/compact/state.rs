@@ -35,7 +35,7 @@ pub struct CompactState {
     pub last_prompt_tokens: u64,
     /// The provider's reported prompt tokens of the run's last call, as a percent of the
     /// estimate (0: nothing reported yet): scales later estimates up (`agent::context`).
-    #[serde(default, skip_serializing_if = "super::is_zero_u32")]
+    #[serde(default, skip_serializing_if = "crate::state::is_zero_u32")]
     pub prompt_scale_pct: u32,
     /// When the provider refused a request of this run as too long: the most tokens a
     /// request of the run may take from then on (a quarter under the refused one's

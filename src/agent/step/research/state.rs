@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::StopReason;
+use crate::state::StopReason;
 use kljson::{FromJson, ToJson};
 
 /// Fewest subtopics a research run may ask for.

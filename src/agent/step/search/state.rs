@@ -1,6 +1,6 @@
 //! The persisted state of a web search (agentic RAG): the queries tried in
 //! order (the original and its rewrites), each one's results and their grades, and the
-//! stage the search is at. It lives in [`super::Next::Search`], so a worker stopped in the
+//! stage the search is at. It lives in [`crate::state::Next::Search`], so a worker stopped in the
 //! middle of a search redoes at most the one request that was in flight.
 
 use serde::Serialize;

@@ -1,6 +1,6 @@
 //! The persisted state of a `summarize_page_content` call: the page's sections (ranges of
 //! passage indices, fixed when the call began), the summaries written so far, and the stage.
-//! It lives in [`super::Next::Summarize`], and every section summary is saved as it comes
+//! It lives in [`crate::state::Next::Summarize`], and every section summary is saved as it comes
 //! (also as a `section_summary` trajectory entry), so a worker stopped in the middle of a
 //! summary redoes at most the one section that was in flight.
 
