@@ -91,3 +91,65 @@ for (const path of ['/paper.pdf', '/papers/42/download']) {
     void tabId;
   });
 }
+
+test('a summary of a PDF is asked with every page', async () => {
+  const { kl, llm } = harness;
+  const before = llm.chatRequests.length;
+  const { page, popup } = await pdfTab('/paper.pdf');
+  llm.script({ content: 'The report covers the gauges [p2] and the record tide [p3].' });
+  await askQuestion(popup, 'Summarise this document.');
+  const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  const sent = userText(before);
+  for (const n of [1, 2, 3]) assert.match(sent, new RegExp(`\\[p${n}\\] page ${n}\\n`), `page ${n} is in the request`);
+  assert.match(sent, /harbour board of Gloucester/);
+  assert.match(sent, /copied into ledgers/);
+  assert.match(sent, /county archive/);
+  await popup.close();
+  await page.close();
+});
+
+test('Explain with KnowledgeLens on a PDF selection explains it with its paragraph, in a window', async () => {
+  const { kl, llm } = harness;
+  const before = llm.chatRequests.length;
+  const { page, tabId, popup } = await pdfTab('/paper.pdf');
+  // The popup's "Selected text" says how to explain a PDF selection.
+  assert.match((await popup.locator('#explain-note').textContent()) ?? '', /right-click it and choose "Explain with KnowledgeLens"/);
+  await popup.close();
+  llm.script({ content: 'The Ordnance datum is the reference height the tide was measured from.' });
+  // As the context menu gives it: white space collapsed, the line-end hyphen kept.
+  const selectionText = 'at Avonmouth in 1883, a height mea- sured against the Ordnance datum.';
+  const opened = kl.context.waitForEvent('page', { predicate: (p) => p.url().includes(`popup.html?tab=${tabId}`) });
+  const result = await kl.worker.evaluate(([id, text]) => globalThis.klExplainFromTab(id, 'menu', text), [tabId, selectionText]);
+  assert.deepEqual(result, { ok: true }, kl.recentLogs());
+  const shown = await opened;
+  const done = await waitForRunEnd(shown, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  const request = JSON.stringify(llm.chatRequests[before].body.messages);
+  assert.match(request, /The highest spring tide on record reached fourteen point six metres at Avonmouth in 1883, a height measured against the Ordnance datum\./, 'the paragraph is the context');
+  assert.match(request, /page 3/, 'the selection\'s page');
+  await shown.close();
+  await page.close();
+});
+
+const NOTICES = [
+  ['/scan.pdf', /This PDF has no text layer \(it looks like a scanned document\)/],
+  ['/private.pdf', /The PDF could not be downloaded: the site answered HTTP 401/],
+  ['/moved.pdf', /The address no longer serves a PDF \(it sent text\/html\)/],
+];
+
+for (const [path, notice] of NOTICES) {
+  test(`a PDF that cannot be read (${path}) says why, and the question is still answered`, async () => {
+    const { kl, llm } = harness;
+    const { page, popup } = await pdfTab(path);
+    llm.script({ content: 'A general answer.' });
+    await askQuestion(popup, 'What does this say?');
+    const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+    assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+    const { notices } = await readPopup(popup);
+    assert.ok(notices.some((n) => notice.test(n)), `${JSON.stringify(notices)}`);
+    if (path === '/scan.pdf') await screenshot(popup, 'popup-pdf-scanned.png');
+    await popup.close();
+    await page.close();
+  });
+}
