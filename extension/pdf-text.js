@@ -112,16 +112,24 @@ export function pageLines(items, pageWidth) {
   return [...above, ...left, ...right, ...below];
 }
 
-/** A line's text with its numbers as `#`: "Page 3 of 12" and "Page 4 of 12" are one. */
-const shape = (text) => text.replace(/\d+/g, '#').replace(/\s+/g, ' ').trim().toLowerCase();
+/** Longest line whose numbers are ignored when it is compared with other pages' lines. */
+const SHORT_LINE = 40;
+
+/** A line as compared across pages: a short one with its numbers as `#` ("Page 3 of 12" and
+ * "Page 4 of 12" are one), a longer one as it is (body text often differs only in numbers). */
+const shape = (text) => {
+  const squeezed = text.replace(/\s+/g, ' ').trim().toLowerCase();
+  return squeezed.length <= SHORT_LINE ? squeezed.replace(/\d+/g, '#') : squeezed;
+};
 
 /** How many lines at the top and at the bottom of a page may be a running header or footer. */
 const EDGE_LINES = 2;
 
 /**
  * `pages` (each a page's lines, top to bottom) without the running headers and footers:
- * a line among the first or last EDGE_LINES of a page whose shape (numbers aside) is at the
- * same edge of at least 60% of the pages (and of three or more). A lone page number counts.
+ * a line among the first or last EDGE_LINES of a page whose shape (a short line's numbers
+ * aside) is at the same edge of at least 60% of the pages (and of three or more). A lone page
+ * number counts; body lines that differ only in their numbers do not.
  * @param {Line[][]} pages
  * @returns {Line[][]}
  */

@@ -11,8 +11,10 @@
 //   what went wrong; each run still ends with an answer.
 
 import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { inExtensionPage, openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
+import { OUTPUT_DIR, openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
 import { startHarness } from './support/harness.mjs';
 import { makeImageOnlyPdf, makePdf, servePdfs } from './support/pdf-server.mjs';
 import { askQuestion, readPopup, sourcesOf, waitForRunEnd } from './support/popup.mjs';
@@ -23,6 +25,12 @@ const PAGES = [
   [['The highest spring tide on record reached fourteen point six metres', 'at Avonmouth in 1883, a height mea-', 'sured against the Ordnance datum.'], ['The ledgers are kept in the county archive.']],
 ];
 const PAGE3_FACT = 'fourteen point six metres';
+
+/** `count` pages of three paragraphs each (about 1,200 characters a page). */
+function longPaper(count) {
+  const line = (n, p, i) => `Page ${n} paragraph ${p} line ${i}: the gauge at station ${n * 7 + p} read its level.`;
+  return Array.from({ length: count }, (_, n) => [1, 2, 3].map((p) => [1, 2, 3, 4].map((i) => line(n + 1, p, i))));
+}
 
 let harness;
 let pdfs;
@@ -37,6 +45,7 @@ before(async () => {
     '/scan.pdf': pdf(await makeImageOnlyPdf()),
     '/private.pdf': { first: pdf(paper), then: { status: 401, body: 'sign in', type: 'text/plain' } },
     '/moved.pdf': { first: pdf(paper), then: html },
+    '/long.pdf': pdf(await makePdf(longPaper(100), { title: 'A long report' })),
   });
   harness = await startHarness('pdf');
 });
@@ -153,3 +162,25 @@ for (const [path, notice] of NOTICES) {
     await page.close();
   });
 }
+
+test('a 100-page PDF: how long reading it takes and how many passages it gives (docs/performance.md)', async () => {
+  const { kl, llm } = harness;
+  const before = llm.chatRequests.length;
+  const { page, popup } = await pdfTab('/long.pdf');
+  llm.script({ content: 'Station 694 is on page 99 [p1].' });
+  const asked = Date.now();
+  await askQuestion(popup, 'Which station does page 99 name?');
+  const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  const readMs = llm.chatRequests[before].at - asked;
+  const sent = userText(before);
+  const total = Number(/of its (\d+) passages/.exec(sent)?.[1] ?? 0);
+  assert.ok(total >= 100, `every page gives at least one passage (${total})`);
+  const { notices } = await readPopup(popup);
+  assert.ok(!notices.some((n) => /only pages/.test(n)), `all 100 pages read: ${JSON.stringify(notices)}`);
+  assert.match(sent, /\[p\d+\] page 99\n/, 'the passages of page 99 are chosen for the question');
+  await mkdir(OUTPUT_DIR, { recursive: true });
+  await writeFile(join(OUTPUT_DIR, 'pdf-100-pages.json'), `${JSON.stringify({ pages: 100, askToFirstRequestMs: readMs, passages: total }, null, 2)}\n`);
+  await popup.close();
+  await page.close();
+});

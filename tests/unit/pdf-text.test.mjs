@@ -65,6 +65,9 @@ test('headers and footers on most pages go, numbers aside; text that repeats onc
   ];
   const kept = dropRunningLines(pages).map(texts);
   assert.deepEqual(kept, [['Abstract text.', 'Journal of Tides, vol. 3'], ['Methods text.'], ['Results text.'], ['Discussion text.']]);
+  // Long body lines at the edges that differ only in their numbers are text.
+  const numbered = [1, 2, 3].map((n) => pageLines(column([`Station ${n} read its level at the quay at dawn and dusk.`, `Body ${'x'.repeat(n)}.`, `Station ${n} closed in 18${n}0 after the great storm of that year.`], 72, 700), 595));
+  assert.deepEqual(dropRunningLines(numbered).map((lines) => lines.length), [3, 3, 3]);
   // Two pages are too few to tell a running header from the text.
   assert.equal(dropRunningLines(pages.slice(0, 2))[0].length, 4);
 });
