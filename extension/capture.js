@@ -9,8 +9,8 @@ export const SELECTION_SCRIPTS = ['content/visible.js', 'content/selection.js'];
 
 /** Shown when Chrome refuses to script the page. */
 export const NOT_SCRIPTABLE_MESSAGE =
-  "KnowledgeLens can't read this page (chrome:// pages, the Chrome Web Store and PDFs are " +
-  'off-limits to extensions). You can still ask a general question.';
+  "KnowledgeLens can't read this page (chrome:// pages and the Chrome Web Store are off-limits " +
+  'to extensions). You can still ask a general question.';
 
 /** Shown instead of "Selected text" on a PDF: the viewer's selection reaches only the menu. */
 export const PDF_SELECTION_MESSAGE =

@@ -157,7 +157,7 @@ pub async fn bench_store_waiting_session(session: String, bytes: usize) -> Resul
         name: crate::tools::REQUEST_INPUT.into(),
         arguments: r#"{"question": "Which part?"}"#.into(),
     };
-    state.pending_input = Some(crate::state::PendingInput {
+    state.input.pending = Some(crate::state::PendingInput {
         request_id: "bench".into(),
         call,
         question: "Which part?".into(),
