@@ -19,9 +19,9 @@
 //   resets the instance and starts a fresh backend (see "A crash" below).
 // It keeps no run state: the worker can be stopped at any moment (see the Rust state module).
 
-import { captureSelection } from './capture.js';
+import { captureSelection, pdfSelection } from './capture.js';
 import { isOwnExtensionPage, panelRun } from './senders.js';
-import { MAX_STEPS_DEFAULT, PANEL_PORT_NAME, PORT_NAME, REQUESTS } from './protocol.gen.js';
+import { MAX_STEPS_DEFAULT, PANEL_PORT_NAME, PDF_PORT_NAME, PORT_NAME, REQUESTS } from './protocol.gen.js';
 import init, { Backend, __wbg_reset_state } from './wasm/knowledgelens.js';
 
 performance.mark('kl:script');
@@ -180,6 +180,8 @@ chrome.runtime.onConnect.addListener((port) => {
     acceptPanel(port);
     return;
   }
+  // A PDF tab's download, for the offscreen document (offscreen.js): not the worker's.
+  if (port.name === PDF_PORT_NAME) return;
   // Only this extension's pages may hear every session's events (never a content script).
   if (port.name !== PORT_NAME || !isOwnExtensionPage(port.sender, chrome.runtime)) {
     port.disconnect();
@@ -272,19 +274,32 @@ async function injectPanel(tabId, run) {
   await chrome.scripting.executeScript({ target, files: ['content/panel.js'] });
 }
 
+/** Shows the explanation of a PDF selection: the viewer takes no in-page panel, so the popup
+ * page opens in a window on the tab's session. */
+async function showPdfExplanation(tabId) {
+  await chrome.windows.create({ url: chrome.runtime.getURL(`popup.html?tab=${tabId}`), type: 'popup', width: 440, height: 640 });
+}
+
 /**
  * Explains the selection of tab `tabId`: captures it (all frames), sends `explain` for the
- * tab's session and shows the in-page panel. Failures are notified and returned.
+ * tab's session and shows the in-page panel. In a PDF, whose viewer cannot be scripted, the
+ * selection is `selectionText` (the context menu's) and the explanation opens in a window.
+ * Failures are notified and returned.
  * @param {number} tabId
  * @param {'menu'|'command'|'popup'} source
+ * @param {string} [selectionText] the context menu's selection
  * @returns {Promise<{ok: true} | {ok: false, error: {kind: string, message: string}}>}
  */
-async function explainFromTab(tabId, source) {
+async function explainFromTab(tabId, source, selectionText = '') {
   const fail = (error, title = 'KnowledgeLens could not explain this') => {
     notify(title, error.message);
     return { ok: false, error };
   };
-  const captured = await captureSelection(tabId);
+  let captured = await captureSelection(tabId);
+  if (captured.ok === false && captured.pdf && selectionText.trim()) {
+    const tab = await chrome.tabs.get(tabId).catch(() => ({}));
+    captured = { ok: true, pdf: true, selection: pdfSelection(selectionText, tab) };
+  }
   if (captured.ok === false) {
     const title = captured.error.kind === 'not_scriptable' ? "KnowledgeLens can't read this page" : undefined;
     return fail(captured.error, title);
@@ -304,19 +319,20 @@ async function explainFromTab(tabId, source) {
   const envelope = await unlessCrashed(backend.handle(request, SELF));
   if (!envelope?.ok) return fail(envelope?.error ?? { kind: 'internal', message: 'The request failed.' });
   try {
-    await injectPanel(tabId, envelope.data.run);
+    if (captured.pdf) await showPdfExplanation(tabId);
+    else await injectPanel(tabId, envelope.data.run);
   } catch (err) {
     console.warn(`KnowledgeLens: could not show the panel (${source}):`, err);
   }
   return { ok: true };
 }
 
-function explainClicked(tab, source) {
+function explainClicked(tab, source, selectionText = '') {
   if (!tab || typeof tab.id !== 'number' || tab.id < 0) {
     notify("KnowledgeLens can't read this page", 'There is no tab to explain from.');
     return;
   }
-  explainFromTab(tab.id, source).catch((err) => {
+  explainFromTab(tab.id, source, selectionText).catch((err) => {
     console.error('KnowledgeLens: explain failed:', err);
     notify('KnowledgeLens could not explain this', errorMessage(err));
   });
@@ -329,7 +345,7 @@ chrome.runtime.onInstalled.addListener(() => {
   );
 });
 chrome.contextMenus.onClicked.addListener((info, tab) => {
-  if (info.menuItemId === MENU_ID) explainClicked(tab, 'menu');
+  if (info.menuItemId === MENU_ID) explainClicked(tab, 'menu', info.selectionText ?? '');
 });
 chrome.commands.onCommand.addListener((command, tab) => {
   if (command === COMMAND) explainClicked(tab, 'command');

@@ -123,6 +123,11 @@ const passages = createPassageCitations({
   preview: document.getElementById('passage-preview'),
   sources: () => (state.archived ?? state.view)?.sources ?? [],
   locate: (text) => connection.request(REQUESTS.LOCATE_PASSAGE, { session: state.session, text }),
+  // A PDF passage: the session's tab opens at the page (the viewer follows `#page=N`).
+  openPage: async (url) => {
+    if (state.tabId === null) throw new Error('This conversation has no tab to show the PDF in.');
+    await chrome.tabs.update(state.tabId, { url });
+  },
   onResult: (error) => {
     if (error) showRequestError(error);
     else if (state.requestError?.kind === PASSAGE_GONE_KIND) showRequestError(null);

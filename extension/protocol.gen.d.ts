@@ -7,6 +7,10 @@
 export declare const PORT_NAME: "knowledgelens";
 /** The name of the Port between the in-page explanation panel and the worker. */
 export declare const PANEL_PORT_NAME: "knowledgelens-panel";
+/** The name of the Port between a PDF tab's downloader and the offscreen document that extracts the PDF's text. */
+export declare const PDF_PORT_NAME: "knowledgelens-pdf";
+/** Largest PDF read, in bytes. */
+export declare const MAX_PDF_BYTES: number;
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export declare const PANEL_REQUESTS: readonly string[];
 /** Request types (`type` of a request), by name. */
@@ -904,6 +908,8 @@ export type Source = {
   id: string;
   /** What it is. */
   kind: SourceKind;
+  /** A PDF passage's page (from 1): the UI shows "page 4" and opens the PDF there. */
+  page?: number | null;
   /** A page passage's first character. */
   start?: number | null;
   /** Its title. */

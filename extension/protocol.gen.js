@@ -7,6 +7,12 @@ export const PORT_NAME = "knowledgelens";
 /** The name of the Port between the in-page explanation panel and the worker. */
 export const PANEL_PORT_NAME = "knowledgelens-panel";
 
+/** The name of the Port between a PDF tab's downloader and the offscreen document that extracts the PDF's text. */
+export const PDF_PORT_NAME = "knowledgelens-pdf";
+
+/** Largest PDF read, in bytes. */
+export const MAX_PDF_BYTES = 31457280;
+
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export const PANEL_REQUESTS = Object.freeze([
   "snapshot",

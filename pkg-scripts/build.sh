@@ -199,14 +199,26 @@ build_named() {
   rm -f "$names_dir/knowledgelens_bg.wasm" "$names_dir/ordered.wasm"
 }
 
+# PDF.js (npm pdfjs-dist, pinned in package.json) into $1/vendor/pdfjs/: the library and its
+# worker (minified, unmodified), the character maps and standard fonts (CJK and unembedded
+# fonts), its image decoders' wasm, and the licence. Used by offscreen.html only.
+copy_pdfjs() {
+  local from="$KL_ROOT/node_modules/pdfjs-dist" to="$1/vendor/pdfjs"
+  [ -f "$from/build/pdf.min.mjs" ] || kl_die "node_modules/pdfjs-dist is missing: run npm ci"
+  mkdir -p "$to"
+  cp "$from/build/pdf.min.mjs" "$from/build/pdf.worker.min.mjs" "$from/LICENSE" "$to/"
+  cp -R "$from/cmaps" "$from/standard_fonts" "$from/wasm" "$to/"
+}
+
 # dist/ = extension/ + wasm/; the zip holds the same files.
 assemble_dist() {
   [ -f extension/manifest.json ] || kl_die "extension/manifest.json is missing"
   rm -rf dist
   mkdir -p dist/wasm
   cp -R extension/. dist/
-  find dist -name '*.d.ts' -delete # declarations for tsc only (tsconfig.json)
+  find dist \( -name '*.d.ts' -o -name '*.d.mts' \) -delete # declarations for tsc only (tsconfig.json)
   cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" dist/wasm/
+  copy_pdfjs dist
 
   local zip_tmp="$target_dir/knowledgelens.zip.partial"
   rm -f "$zip_tmp"
@@ -227,8 +239,9 @@ assemble_with_hooks() {
   rm -rf "$1"
   mkdir -p "$1/wasm"
   cp -R extension/. "$1/"
-  find "$1" -name '*.d.ts' -delete
+  find "$1" \( -name '*.d.ts' -o -name '*.d.mts' \) -delete
   cp "$out_dir/knowledgelens.js" "$out_dir/knowledgelens_bg.wasm" "$1/wasm/"
+  copy_pdfjs "$1"
   cat pkg-scripts/lib/test-hooks.js >> "$1/background.js"
 }
 

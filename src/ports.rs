@@ -13,7 +13,8 @@ use futures::FutureExt;
 
 use crate::types::events::EventEnvelope;
 use crate::types::{
-    ChatRequest, ChatResponse, Image, LlmError, PageInfo, PageReadError, SearchError, SearchResult,
+    ChatRequest, ChatResponse, Image, LlmError, PageInfo, PageReadError, PdfReadError, SearchError,
+    SearchResult,
 };
 
 /// A streamed-or-not chat model call.
@@ -219,6 +220,13 @@ pub fn draw_nonce(random: &dyn Random) -> Result<String, RandomError> {
 pub trait PageReader {
     /// Captures the text of tab `tab_id`; an error means the page cannot be scripted.
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>>;
+
+    /// Reads the PDF tab `tab_id` shows (after [`PageReader::read`] said
+    /// [`PageReadError::Pdf`]): downloaded in the tab, its text extracted page by page.
+    /// Readers that cannot read PDFs say [`PdfReadError::Unsupported`].
+    fn read_pdf(&self, _tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PdfReadError>> {
+        futures::future::ready(Err(PdfReadError::Unsupported)).boxed_local()
+    }
 
     /// The address tab `tab_id` shows, when the browser says (`None` when it does not): what
     /// a run on a page that could not be read knows of its page.

@@ -13,7 +13,8 @@
 // of the main article (or of the body) is read instead.
 //
 // The script's completion value is its result: the last expression statement below,
-// {title, url, text, reader} with reader "readability" or "visible-text". Everything lives in
+// {title, url, text, reader, lang, pdf} with reader "readability" or "visible-text"; `pdf`
+// says the tab shows a PDF (then there is no text: the worker reads the PDF itself). Everything lives in
 // a block so that injecting it again into the same isolated world does not collide.
 //
 // Headings (h1-h6) are written as Markdown heading lines, each its own paragraph:
@@ -124,9 +125,11 @@
     return bestSize >= MIN_MAIN_CHARS ? best : vis.visibleText(document.body, RAW_CAP, { headings: true });
   };
 
-  const fromReadability = readable();
+  // Chrome's PDF viewer: the worker reads the PDF itself (src/web/pdf.rs).
+  const pdf = document.contentType === 'application/pdf';
+  const fromReadability = pdf ? null : readable();
   const reader = fromReadability === null ? 'visible-text' : 'readability';
-  const raw = fromReadability ?? visibleFallback();
+  const raw = pdf ? '' : fromReadability ?? visibleFallback();
   const text = vis.normalize(raw.slice(0, RAW_CAP)).slice(0, MAX_CHARS);
 
   // The title and the address are the page's to make as long as it likes: cut here (and
@@ -136,5 +139,5 @@
     return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
   };
   const { MAX_TITLE_CHARS, MAX_URL_CHARS } = globalThis.__klContent;
-  ({ title: cap(document.title, MAX_TITLE_CHARS), url: cap(location.href, MAX_URL_CHARS), text, reader, lang: document.documentElement.lang || '' });
+  ({ title: cap(document.title, MAX_TITLE_CHARS), url: cap(location.href, MAX_URL_CHARS), text, reader, lang: document.documentElement.lang || '', pdf });
 }

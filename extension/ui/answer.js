@@ -53,16 +53,21 @@ function sourceNode(source) {
   const name = source.kind === 'web' && SAFE_LINK.test(source.url ?? '')
     ? h('a', { href: source.url, target: '_blank', rel: 'noopener noreferrer' }, title)
     : h('span', { className: 'source-title' }, title);
-  const where = Number.isFinite(source.start) && Number.isFinite(source.end)
-    ? h('span', { className: 'source-where' }, ` characters ${source.start}–${source.end}`)
-    : null;
+  // A PDF's passage says its page; a web page's, where it lies in the text.
+  const pdfPage = Number.isInteger(source.page) && source.page > 0 ? source.page : null;
+  const where = pdfPage
+    ? h('span', { className: 'source-where' }, ` page ${pdfPage}`)
+    : Number.isFinite(source.start) && Number.isFinite(source.end)
+      ? h('span', { className: 'source-where' }, ` characters ${source.start}–${source.end}`)
+      : null;
   const excerpt = source.excerpt ? h('q', { className: 'source-excerpt' }, source.excerpt) : null;
-  // A page passage can be shown in the page (ui/passages.js handles the click).
+  // A page passage can be shown in the page, a PDF's by opening the PDF at its page
+  // (ui/passages.js handles the click).
   const show = source.kind === 'page' && source.excerpt
     ? h('button', {
       type: 'button', className: 'link source-show', 'data-passage': String(source.id),
-      'aria-label': `Show on page: passage ${source.id}`,
-    }, 'Show on page')
+      'aria-label': pdfPage ? `Open page ${pdfPage}: passage ${source.id}` : `Show on page: passage ${source.id}`,
+    }, pdfPage ? `Open page ${pdfPage}` : 'Show on page')
     : null;
   return h('li', { id: `source-${source.id}`, className: 'source' }, label, ' ', name, where, show ? ' ' : null, show, excerpt);
 }

@@ -5,7 +5,8 @@
 //   with textContent). Escape, moving away or blurring hides it; the pointer may move onto it.
 // - activating one (click, Enter), or a page source's "Show on page" button in the source
 //   list, asks the worker (`locate_passage`) to scroll the session's tab to the passage and
-//   highlight it briefly. When the page no longer has it, the popup's alert says so.
+//   highlight it briefly. When the page no longer has it, the popup's alert says so. A PDF's
+//   passage (its source has a `page`) opens the PDF at that page instead (`#page=N`).
 
 import { MAX_LOCATE_CHARS } from '../protocol.gen.js';
 
@@ -26,6 +27,23 @@ export function readable(excerpt) {
     .join('\n\n');
 }
 
+/**
+ * The address that opens the PDF at `source.url` at page `source.page` (`#page=N`, which
+ * Chrome's viewer follows), or null for anything but an http(s) PDF passage.
+ */
+export function pdfPageUrl(source) {
+  if (!Number.isInteger(source?.page) || source.page < 1) return null;
+  let url;
+  try {
+    url = new URL(String(source.url ?? ''));
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+  url.hash = `page=${source.page}`;
+  return url.href;
+}
+
 /** The passage id a citation link names (`#source-p3` → `p3`), or null. */
 export function passageIdOf(link) {
   const match = /^#source-(p\d+)$/.exec(link?.getAttribute?.('href') ?? '');
@@ -36,11 +54,13 @@ export function passageIdOf(link) {
  * Wires the citations of `answer` and the "Show on page" buttons of `list` to `preview`.
  * @param {{answer: HTMLElement, list: HTMLElement, preview: HTMLElement,
  *   sources: () => object[], locate: (text: string) => Promise<{found: boolean}>,
+ *   openPage: (url: string) => Promise<void>,
  *   onResult: (error: {kind: string, message: string}|null) => void}} options
  *   `sources()`: the shown view's sources; `locate(text)`: the `locate_passage` request;
+ *   `openPage(url)`: shows the session's tab at `url` (a PDF passage's page);
  *   `onResult(error)`: an error to show in the alert, or null once a passage was shown.
  */
-export function createPassageCitations({ answer, list, preview, sources, locate, onResult }) {
+export function createPassageCitations({ answer, list, preview, sources, locate, openPage, onResult }) {
   let anchor = null;
 
   const pageSource = (id) => (sources() ?? []).find((s) => s && s.kind === 'page' && String(s.id) === id) ?? null;
@@ -76,13 +96,14 @@ export function createPassageCitations({ answer, list, preview, sources, locate,
     const title = String(source.title ?? '').trim();
     const head = document.createElement('span');
     head.className = 'passage-preview-head';
-    head.textContent = title ? `[${id}] ${title}` : `[${id}]`;
+    const where = pdfPageUrl(source) ? `, page ${source.page}` : '';
+    head.textContent = title ? `[${id}] ${title}${where}` : `[${id}]${where}`;
     const text = document.createElement('span');
     text.className = 'passage-preview-text';
     text.textContent = readable(source.excerpt);
     const hint = document.createElement('span');
     hint.className = 'passage-preview-hint';
-    hint.textContent = 'Click or press Enter to show it on the page.';
+    hint.textContent = where ? 'Click or press Enter to open the PDF at this page.' : 'Click or press Enter to show it on the page.';
     preview.replaceChildren(head, text, hint);
     preview.hidden = false;
     link.setAttribute('aria-describedby', preview.id);
@@ -92,6 +113,18 @@ export function createPassageCitations({ answer, list, preview, sources, locate,
   const activate = async (id) => {
     const source = pageSource(id);
     if (!source) return;
+    const pageUrl = pdfPageUrl(source);
+    if (pageUrl && openPage) {
+      try {
+        await openPage(pageUrl);
+        document.documentElement.dataset.located = `page:${source.page}`;
+        onResult(null);
+      } catch (err) {
+        document.documentElement.dataset.located = `error:${id}`;
+        onResult({ kind: err?.kind ?? 'internal', message: err?.message || String(err) });
+      }
+      return;
+    }
     const text = String(source.excerpt ?? '').slice(0, MAX_LOCATE_CHARS);
     document.documentElement.dataset.located = 'pending';
     try {

@@ -4,6 +4,7 @@
 //! page text when needed (one page is kept in memory per worker), never stored.
 
 pub mod copied;
+pub mod find;
 pub mod index;
 pub mod passages;
 pub mod sections;
@@ -134,8 +135,8 @@ pub fn passage_index(id: &str) -> Option<usize> {
     n.checked_sub(1)
 }
 
-/// The passages `indices` of `text`, each under its label line (`[p12] Setup › Linux`),
-/// apart by blank lines.
+/// The passages `indices` of `text`, each under its label line (`[p12] Setup › Linux`; a
+/// PDF's passage names its page: `[p12] page 4`), apart by blank lines.
 pub fn render(index: &PageIndex, text: &str, indices: &[usize]) -> String {
     let mut out = String::new();
     for &i in indices {
@@ -148,6 +149,9 @@ pub fn render(index: &PageIndex, text: &str, indices: &[usize]) -> String {
         out.push('[');
         out.push_str(&passage_id(i));
         out.push(']');
+        if let Some(page) = passage.page {
+            out.push_str(&format!(" page {page}"));
+        }
         let path = passage.heading_path();
         if !path.is_empty() {
             out.push(' ');

@@ -8,6 +8,8 @@
 
 use std::ops::Range;
 
+use crate::types::page::PAGE_BREAK;
+
 /// Characters a passage grows to by joining blocks.
 pub const TARGET_CHARS: usize = 700;
 
@@ -29,6 +31,8 @@ pub struct Passage {
     /// The headings enclosing it, outermost first (its own heading, when it starts with
     /// one, last).
     pub headings: Vec<String>,
+    /// Its page (from 1), in a text with page breaks (a PDF's); `None` in a page's.
+    pub page: Option<u32>,
 }
 
 impl Passage {
@@ -65,7 +69,14 @@ pub fn split(text: &str) -> Vec<Passage> {
     let mut passages: Vec<Passage> = Vec::new();
     let mut path: Vec<(usize, String)> = Vec::new();
     let mut start_char = 0;
+    let mut page: Option<u32> = None;
     for piece in pieces(text) {
+        let breaks = text[piece.range.clone()].matches(PAGE_BREAK).count();
+        let new_page = breaks > 0;
+        if new_page {
+            let before = page.unwrap_or(0);
+            page = Some(before.saturating_add(u32::try_from(breaks).unwrap_or(u32::MAX)));
+        }
         if let Some((level, title)) = &piece.heading {
             while path.last().is_some_and(|(l, _)| l >= level) {
                 path.pop();
@@ -76,7 +87,10 @@ pub fn split(text: &str) -> Vec<Passage> {
         // whenever they fit.
         let blank = text[piece.range.clone()].bytes().all(|b| b == b'\n');
         let room = if blank { MAX_CHARS } else { TARGET_CHARS };
+        // An empty page's break joins the passage before it.
+        let empty_page = new_page && text[piece.range.clone()].trim().is_empty();
         let joins = piece.heading.is_none()
+            && (!new_page || empty_page)
             && passages.last().is_some_and(|last| {
                 last.range.end == piece.range.start && last.chars + piece.chars <= room
             });
@@ -90,6 +104,7 @@ pub fn split(text: &str) -> Vec<Passage> {
                 start_char,
                 chars: piece.chars,
                 headings: path.iter().map(|(_, t)| t.clone()).collect(),
+                page,
             }),
         }
         start_char += piece.chars;
@@ -226,6 +241,19 @@ mod tests {
         let page = "x".repeat(MAX_CHARS * 2 + 5);
         let chars: Vec<usize> = split(&page).iter().map(|p| p.chars).collect();
         assert_eq!(chars, [MAX_CHARS, MAX_CHARS, 5]);
+    }
+
+    #[test]
+    fn a_page_break_starts_a_passage_and_each_passage_knows_its_page() {
+        let page = "\u{c}Cover.\n\n\u{c}Short one.\n\nShort two.\n\n\u{c}\n\n\u{c}Last page.";
+        let passages = split(page);
+        assert_eq!(
+            texts(page, &passages),
+            ["Cover.", "Short one.\n\nShort two.", "Last page."]
+        );
+        let pages: Vec<Option<u32>> = passages.iter().map(|p| p.page).collect();
+        assert_eq!(pages, [Some(1), Some(2), Some(4)]);
+        assert!(split("No breaks.").iter().all(|p| p.page.is_none()));
     }
 
     #[test]

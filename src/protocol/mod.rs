@@ -32,6 +32,10 @@ pub const PORT_NAME: &str = "knowledgelens";
 /// script) and the worker; its requests are [`panel::PanelRequest`]s.
 pub const PANEL_PORT_NAME: &str = "knowledgelens-panel";
 
+/// The name of the Port on which `content/pdf-fetch.js`, in a PDF tab, hands the PDF's bytes
+/// to the offscreen document that extracts its text (the worker ignores it).
+pub const PDF_PORT_NAME: &str = "knowledgelens-pdf";
+
 /// Longest question (and answer to the agent's question) accepted, in characters.
 pub const MAX_QUESTION_CHARS: usize = 20_000;
 

@@ -14,7 +14,16 @@ use crate::protocol::{
 };
 use crate::settings::Settings;
 use crate::state::{self, RunStatus, SessionState, StateError, SESSION_PREFIX};
-use crate::types::{PageInfo, PageReadError, Selection};
+use crate::types::page::PDF_READ_TIMEOUT_MS;
+use crate::types::{PageInfo, PageReadError, PdfReadError, Selection};
+
+/// Whether `address` is a PDF file of the computer (`file://…/x.pdf`), which extensions
+/// may not script.
+fn is_pdf_file(address: &str) -> bool {
+    let lower = address.to_ascii_lowercase();
+    let path = lower.split(['?', '#']).next().unwrap_or_default();
+    path.starts_with("file:") && path.ends_with(".pdf")
+}
 
 /// The notice for a question asked about a tab that closed before its text was read.
 pub const CLOSED_TAB: &str =
@@ -81,6 +90,24 @@ fn another_page(state: &SessionState, page: Option<&PageInfo>, read: bool) -> Op
     } else {
         title
     })
+}
+
+/// A selection made in a PDF (the context menu gives only its text) gets its paragraph from
+/// the PDF's text as its context, and its page as its heading path.
+fn pdf_context(selection: &mut Selection, page: &PageInfo) {
+    if page.reader != crate::types::page::PDF_READER || !selection.context.trim().is_empty() {
+        return;
+    }
+    if let Some((paragraph, number)) =
+        crate::page::find::paragraph_around(&page.text, &selection.text)
+    {
+        let (context, _) =
+            crate::types::page::cap_chars(paragraph, crate::types::page::MAX_CONTEXT_CHARS);
+        selection.context = context;
+        if let Some(number) = number {
+            selection.headings = vec![format!("page {number}")];
+        }
+    }
 }
 
 /// What a new run starts from.
@@ -258,7 +285,7 @@ impl Service {
     async fn start(
         self: &Rc<Self>,
         key: SessionKey,
-        begin: Begin<'_>,
+        mut begin: Begin<'_>,
         tab_id: Option<i64>,
         max_steps: Option<u32>,
     ) -> Result<(SessionView, RunFuture), ApiError> {
@@ -281,6 +308,9 @@ impl Service {
             Some(tab) => self.read_page(tab, &mut notices).await,
             None => None,
         };
+        if let (Begin::Explain(selection), Some(page)) = (&mut begin, &page) {
+            pdf_context(selection, page);
+        }
         // What is known of a page that could not be read: its address (screenshots check it).
         let address = match (tab_id, &page) {
             (Some(tab), None) => self.ports.pages.address(tab).await.unwrap_or_default(),
@@ -344,32 +374,70 @@ impl Service {
     }
 
     /// The text of tab `tab`, or `None` with a notice saying why the question is answered
-    /// without it.
+    /// without it. A PDF is read by the PDF reader, with its own time limit; one read only
+    /// in part says which pages were read.
     async fn read_page(&self, tab: i64, notices: &mut Vec<String>) -> Option<PageInfo> {
-        // A read slower than the limit is abandoned (the clock decides, so tests can hold
-        // it); a read that is done at once arms no timer.
-        let mut read = self.ports.pages.read(tab);
-        let result = match futures::poll!(&mut read) {
-            std::task::Poll::Ready(result) => result,
-            std::task::Poll::Pending => {
-                let late = self.ports.clock.sleep(PAGE_READ_TIMEOUT_MS);
-                match futures::future::select(read, late).await {
-                    futures::future::Either::Left((result, _)) => result,
-                    futures::future::Either::Right(_) => Err(PageReadError::Timeout),
-                }
-            }
-        };
+        let pages = self.ports.pages.as_ref();
+        let result = self.within(PAGE_READ_TIMEOUT_MS, pages.read(tab)).await;
         let notice = match result {
             Ok(page) => return Some(page),
-            Err(err @ PageReadError::Timeout) => err.to_string(),
-            Err(PageReadError::NotScriptable(_)) => UNREADABLE_PAGE.to_string(),
-            Err(PageReadError::NoTab(_)) => CLOSED_TAB.to_string(),
-            Err(err @ PageReadError::BadResult(_)) => format!(
+            Err(None) => PageReadError::Timeout.to_string(),
+            Err(Some(PageReadError::Pdf)) => {
+                return self.read_pdf(tab, notices).await;
+            }
+            Err(Some(PageReadError::NotScriptable(_))) => {
+                match pages.address(tab).await.as_deref().map(is_pdf_file) {
+                    Some(true) => PdfReadError::FileUrl.to_string(),
+                    _ => UNREADABLE_PAGE.to_string(),
+                }
+            }
+            Err(Some(PageReadError::NoTab(_))) => CLOSED_TAB.to_string(),
+            Err(Some(err)) => format!(
                 "The page's text could not be read ({err}), so the question is answered without it. Reloading the page may help."
             ),
         };
         notices.push(notice);
         None
+    }
+
+    /// The text of the PDF tab `tab` shows, or `None` with a notice saying why not.
+    async fn read_pdf(&self, tab: i64, notices: &mut Vec<String>) -> Option<PageInfo> {
+        let read = self.ports.pages.read_pdf(tab);
+        match self.within(PDF_READ_TIMEOUT_MS, read).await {
+            Ok(page) => {
+                if let Some((read, total)) = page.pages_read().filter(|(r, t)| r < t) {
+                    notices.push(format!(
+                        "This PDF is longer than KnowledgeLens reads: only pages 1-{read} of {total} were read."
+                    ));
+                }
+                Some(page)
+            }
+            Err(err) => {
+                notices.push(err.unwrap_or(PdfReadError::Timeout).to_string());
+                None
+            }
+        }
+    }
+
+    /// `read`'s result, or `Err(None)` when it takes longer than `limit_ms` (the clock
+    /// decides, so tests can hold it; a read that is done at once arms no timer).
+    async fn within<T, E>(
+        &self,
+        limit_ms: u64,
+        read: futures::future::LocalBoxFuture<'_, Result<T, E>>,
+    ) -> Result<T, Option<E>> {
+        let mut read = read;
+        let result = match futures::poll!(&mut read) {
+            std::task::Poll::Ready(result) => result,
+            std::task::Poll::Pending => {
+                let late = self.ports.clock.sleep(limit_ms);
+                match futures::future::select(read, late).await {
+                    futures::future::Either::Left((result, _)) => result,
+                    futures::future::Either::Right(_) => return Err(None),
+                }
+            }
+        };
+        result.map_err(Some)
     }
 
     /// The claimed session's run, driven to its end on the state it shares with the

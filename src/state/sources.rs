@@ -178,6 +178,7 @@ impl SessionState {
                     excerpt: page::plain_text(passage, &page_info.text),
                     start: Some(passage.start_char as u64),
                     end: Some((passage.start_char + passage.chars) as u64),
+                    page: passage.page,
                 });
             }
         }
@@ -189,6 +190,7 @@ impl SessionState {
             excerpt: hit.snippet.trim().chars().take(EXCERPT_CHARS).collect(),
             start: None,
             end: None,
+            page: None,
         }));
         sources
     }
@@ -229,6 +231,7 @@ mod tests {
             text,
             reader: "readability".into(),
             lang: "en".into(),
+            pages: 0,
         };
         let config = RunConfig {
             page_excerpt_chars: 1_500,

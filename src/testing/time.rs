@@ -13,7 +13,8 @@ use futures::FutureExt;
 
 use crate::ports::{Clock, EventSink, PageReader};
 use crate::types::events::EventEnvelope;
-use crate::types::{PageInfo, PageReadError};
+use crate::types::page::PDF_READER;
+use crate::types::{PageInfo, PageReadError, PdfReadError};
 
 /// A clock that moves only when told. By default a sleep passes at once (time jumps
 /// forward by its length); a [`ManualClock::held`] clock keeps sleeps pending until
@@ -127,12 +128,27 @@ pub struct StaticPages(pub BTreeMap<i64, PageInfo>);
 pub const UNREADABLE: &str = "unreadable";
 
 impl PageReader for StaticPages {
+    /// A page whose `reader` is `"pdf"` is a PDF, read by [`PageReader::read_pdf`].
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
         let page = self.0.get(&tab_id).filter(|p| p.reader != UNREADABLE);
-        future::ready(page.cloned().ok_or_else(|| {
-            PageReadError::NotScriptable("Cannot access contents of the page".to_string())
-        }))
-        .boxed_local()
+        let result = match page {
+            Some(page) if page.reader == PDF_READER => Err(PageReadError::Pdf),
+            Some(page) => Ok(page.clone()),
+            None => Err(PageReadError::NotScriptable(
+                "Cannot access contents of the page".to_string(),
+            )),
+        };
+        future::ready(result).boxed_local()
+    }
+
+    /// A PDF without text is a scan.
+    fn read_pdf(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PdfReadError>> {
+        let result = match self.0.get(&tab_id).filter(|p| p.reader == PDF_READER) {
+            Some(page) if page.text.trim().is_empty() => Err(PdfReadError::Scanned),
+            Some(page) => Ok(page.clone()),
+            None => Err(PdfReadError::Failed("no PDF in this tab".to_string())),
+        };
+        future::ready(result).boxed_local()
     }
 
     fn address(&self, tab_id: i64) -> LocalBoxFuture<'_, Option<String>> {

@@ -261,4 +261,49 @@ pub enum PageReadError {
     /// abandoned.
     #[error("The page took more than {} s to read; answering without its text.", crate::types::page::PAGE_READ_TIMEOUT_MS / 1000)]
     Timeout,
+    /// The tab shows a PDF in Chrome's viewer: `PageReader::read_pdf` reads it.
+    #[error("the tab shows a PDF")]
+    Pdf,
+}
+
+/// Why a PDF's text could not be read: each message is the notice a run shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PdfReadError {
+    /// A PDF opened from the computer (`file://`).
+    #[error("KnowledgeLens can't read PDF files opened from your computer (file://) yet: open the PDF from its web address to ask about it. This question is answered without its text.")]
+    FileUrl,
+    /// The site answered the download with an HTTP error.
+    #[error("The PDF could not be downloaded: the site answered HTTP {status}{hint}. This question is answered without its text.", status = .0, hint = http_hint(*.0))]
+    Http(u16),
+    /// The address does not serve a PDF (any more).
+    #[error("The address no longer serves a PDF (it sent {0}); reload the tab and ask again. This question is answered without its text.")]
+    NotPdf(String),
+    /// The PDF is larger than [`crate::types::page::MAX_PDF_BYTES`].
+    #[error("The PDF is larger than {} MB, more than KnowledgeLens reads; this question is answered without its text.", crate::types::page::MAX_PDF_BYTES / (1024 * 1024))]
+    TooLarge,
+    /// No page has a text layer: a scan.
+    #[error("This PDF has no text layer (it looks like a scanned document); KnowledgeLens cannot read scans yet, so this question is answered without its text.")]
+    Scanned,
+    /// Downloading or extracting took longer than allowed.
+    #[error(
+        "The PDF took too long to download and read; this question is answered without its text."
+    )]
+    Timeout,
+    /// The PDF is damaged, encrypted, or the reader failed.
+    #[error("The PDF could not be read ({0}); this question is answered without its text.")]
+    Failed(String),
+    /// This reader cannot read PDFs.
+    #[error("PDFs cannot be read here; this question is answered without its text.")]
+    Unsupported,
+}
+
+/// What an HTTP status of a PDF download likely means.
+fn http_hint(status: u16) -> &'static str {
+    match status {
+        401 | 403 => {
+            " (it wants you signed in, or refuses extensions: open the PDF again after signing in)"
+        }
+        404 | 410 => " (the file is gone)",
+        _ => "",
+    }
 }

@@ -20,7 +20,7 @@ pub mod vec_map;
 pub use chat::{
     ChatMessage, ChatRequest, ChatResponse, JsonSchemaFormat, Role, ToolCall, ToolSpec, Usage,
 };
-pub use error::{ErrorInfo, LlmError, LlmErrorKind, PageReadError, RunErrorKind};
+pub use error::{ErrorInfo, LlmError, LlmErrorKind, PageReadError, PdfReadError, RunErrorKind};
 pub use image::Image;
 pub use page::{PageInfo, Selection, SelectionError};
 pub use search::{SearchError, SearchErrorKind, SearchResult};

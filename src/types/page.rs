@@ -21,7 +21,37 @@ pub struct PageInfo {
     /// unknown. Web search uses it to pick a Wikipedia.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub lang: String,
+    /// Pages of the document, for a PDF (`reader` `"pdf"`): its text holds one page after
+    /// each form feed ([`PAGE_BREAK`]), the first ones when it was cut, so fewer breaks than
+    /// `pages` mean only those were read. 0 for an HTML page (and older records).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pages: u32,
 }
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// What starts each page of a PDF's text: a form feed, on a line of its own before the
+/// page's first paragraph (the HTML reader turns every form feed into a space).
+pub const PAGE_BREAK: char = '\u{c}';
+
+/// The page reader's name for a PDF's text (`PageInfo::reader`).
+pub const PDF_READER: &str = "pdf";
+
+/// Largest PDF read, in bytes (a larger one is not downloaded).
+pub const MAX_PDF_BYTES: usize = 30 * 1024 * 1024;
+
+/// Bytes of a PDF handed from the tab to the extracting page in one message (base64, so a
+/// message carries at most 8 MiB of text).
+pub const PDF_CHUNK_BYTES: usize = 6 * 1024 * 1024;
+
+/// How long reading a PDF may take (ms): downloading it in the tab, then extracting its
+/// text page by page; a slower read is abandoned and the run goes on without the text.
+pub const PDF_READ_TIMEOUT_MS: u64 = 90_000;
+
+/// How long the download of a PDF in its tab may take (ms), first byte to last.
+pub const PDF_FETCH_TIMEOUT_MS: u64 = 30_000;
 
 /// `lang` when it looks like a BCP 47 tag (at most [`MAX_LANG_CHARS`] letters, digits and
 /// hyphens), else empty.
@@ -61,6 +91,15 @@ pub const MAX_TITLE_CHARS: usize = 300;
 pub const MAX_URL_CHARS: usize = 2000;
 
 impl PageInfo {
+    /// For a PDF, how many of its pages the text holds, and of how many (`None` for a page).
+    pub fn pages_read(&self) -> Option<(u32, u32)> {
+        if self.reader != PDF_READER {
+            return None;
+        }
+        let read = self.text.matches(PAGE_BREAK).count();
+        Some((u32::try_from(read).unwrap_or(u32::MAX), self.pages))
+    }
+
     /// The page with its title and URL cut to [`MAX_TITLE_CHARS`] and [`MAX_URL_CHARS`]
     /// characters: the fields a page controls are capped where they are read (the content
     /// script cuts them too), so no record, event or request holds more.
@@ -189,6 +228,7 @@ mod capped_tests {
             text: "Text.".into(),
             reader: "readability".into(),
             lang: "en".into(),
+            pages: 0,
         }
         .capped();
         assert_eq!(page.title.chars().count(), MAX_TITLE_CHARS);

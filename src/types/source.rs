@@ -40,4 +40,7 @@ pub struct Source {
     pub start: Option<u64>,
     /// One past a page passage's last character.
     pub end: Option<u64>,
+    /// A PDF passage's page (from 1): the UI shows "page 4" and opens the PDF there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }

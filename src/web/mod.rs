@@ -17,6 +17,7 @@ pub mod http;
 pub mod interop;
 pub mod notifier;
 pub mod pages;
+pub mod pdf;
 pub mod random;
 pub mod storage;
 pub mod urls;

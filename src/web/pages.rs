@@ -12,7 +12,7 @@ use wasm_bindgen::JsValue;
 
 use super::interop::{call, chrome, from_js, object};
 use crate::ports::PageReader;
-use crate::types::{PageInfo, PageReadError};
+use crate::types::{PageInfo, PageReadError, PdfReadError};
 use kljson::FromJson;
 
 /// The scripts injected to read a page, in order, relative to the extension root: the
@@ -70,6 +70,10 @@ async fn read_tab(tab_id: i64) -> Result<PageInfo, PageReadError> {
     let first = Array::from(&results).get(0);
     let result = Reflect::get(&first, &"result".into())
         .map_err(|_| PageReadError::BadResult("no result".to_string()))?;
+    // The reader says when the tab shows a PDF (in Chrome's viewer): `read_pdf` reads it.
+    if Reflect::get(&result, &"pdf".into()).is_ok_and(|v| v.is_truthy()) {
+        return Err(PageReadError::Pdf);
+    }
     let mut page: PageInfo = from_js(result).map_err(|e| PageReadError::BadResult(e.message))?;
     if let Some(cut) = crate::types::text::char_start(&page.text, MAX_PAGE_CHARS) {
         page.text.truncate(cut);
@@ -129,6 +133,10 @@ async fn tab_address(tab_id: i64) -> Option<String> {
 impl PageReader for ChromePages {
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
         read_tab(tab_id).boxed_local()
+    }
+
+    fn read_pdf(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PdfReadError>> {
+        super::pdf::read_pdf(tab_id).boxed_local()
     }
 
     fn address(&self, tab_id: i64) -> LocalBoxFuture<'_, Option<String>> {

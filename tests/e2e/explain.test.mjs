@@ -407,7 +407,7 @@ test('a chrome:// tab: the popup says so, and klExplainFromTab returns not_scrip
     const node = document.getElementById('explain-note');
     return node.hidden ? '' : node.textContent;
   });
-  assert.match(note, /KnowledgeLens can't read this page \(chrome:\/\/ pages, the Chrome Web Store and PDFs/);
+  assert.match(note, /KnowledgeLens can't read this page \(chrome:\/\/ pages and the Chrome Web Store are off-limits/);
   await screenshot(popup, 'explain-popup-not-scriptable.png');
   assert.equal(await popup.getByRole('textbox', { name: 'Selected text' }).count(), 0);
   assert.ok((await readPopup(popup)).askEnabled, 'a general question is still possible');

@@ -32,6 +32,7 @@ fn harness(replies: Vec<Reply>) -> Harness {
             text: "The moon pulls the oceans.".into(),
             reader: "readability".into(),
             lang: "en".into(),
+            pages: 0,
         },
     );
     harness_on(replies, pages)
@@ -203,6 +204,7 @@ fn quarry() -> PageInfo {
         text: "## Quarry\nThe quarry gives grey granite for the town's roads.\n".into(),
         reader: "readability".into(),
         lang: "en".into(),
+        pages: 0,
     }
 }
 
@@ -214,6 +216,7 @@ fn a_page_that_cannot_be_read_ends_the_conversation_of_the_page_before() {
         text: "## Harbour\nThe harbour's boats come in at dawn.\n".into(),
         reader: "readability".into(),
         lang: "en".into(),
+        pages: 0,
     };
     // Tab 9 is not in the map: its page cannot be read (a chrome:// page, say).
     let pages = BTreeMap::from([(3, harbour), (4, quarry())]);
@@ -277,6 +280,7 @@ fn questions_on_one_page_repeat_the_requests_before_them_and_another_page_starts
         text: text.clone(),
         reader: "readability".into(),
         lang: "en".into(),
+        pages: 0,
     };
     let mut pages = BTreeMap::new();
     pages.insert(3, page("http://127.0.0.1/harbour"));

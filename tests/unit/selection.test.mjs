@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { JSDOM } from 'jsdom';
 import {
-  NOT_SCRIPTABLE_MESSAGE, captureSelection, pickFrame, scriptError, selectionOf,
+  NOT_SCRIPTABLE_MESSAGE, PDF_SELECTION_MESSAGE, captureSelection, pdfSelection, pickFrame, scriptError, selectionOf,
 } from '../../extension/capture.js';
 import * as protocol from '../../extension/protocol.gen.js';
 
@@ -127,7 +127,7 @@ test('the frame with the selection is picked: a focused subframe, else the top f
     ['text', 'full_length', 'context', 'headings', 'title', 'url', 'lang']);
 });
 
-test('refused pages and PDFs are not_scriptable with the message the popup shows', async () => {
+test('refused pages are not_scriptable, and a PDF says how to explain its selection', async () => {
   assert.deepEqual(scriptError(new Error('Cannot access a chrome:// URL')).message, NOT_SCRIPTABLE_MESSAGE);
   assert.equal(scriptError(new Error('The extensions gallery cannot be scripted.')).kind, 'not_scriptable');
   assert.match(scriptError(new Error('Cannot access contents of the page. Extension manifest must request permission to access the respective host.')).message, /no access/);
@@ -135,7 +135,17 @@ test('refused pages and PDFs are not_scriptable with the message the popup shows
   globalThis.chrome = { scripting: { executeScript: async () => { throw new Error('Cannot access a chrome:// URL'); } } };
   assert.deepEqual(await captureSelection(4), { ok: false, error: scriptError(new Error('Cannot access a chrome:// URL')) });
   globalThis.chrome = { scripting: { executeScript: async () => [{ frameId: 0, result: { text: '', pdf: true } }] } };
-  assert.deepEqual(await captureSelection(4), { ok: false, error: { kind: 'not_scriptable', message: NOT_SCRIPTABLE_MESSAGE } });
+  const pdf = { ok: false, pdf: true, error: { kind: 'not_scriptable', message: PDF_SELECTION_MESSAGE } };
+  assert.deepEqual(await captureSelection(4), pdf);
+  // The viewer's frames refuse scripts; the top frame alone says it shows a PDF.
+  globalThis.chrome = { scripting: { executeScript: async ({ target, func }) => {
+    if (target.allFrames) throw new Error('Cannot access contents of url "chrome-extension://viewer/index.html".');
+    return [{ frameId: 0, result: func === undefined ? null : true }];
+  } } };
+  assert.deepEqual(await captureSelection(4), pdf);
+  assert.deepEqual(pdfSelection('The \uFB01rst   line mea- sured', { title: 'Paper', url: 'https://example.org/p' }), {
+    text: 'The first line mea- sured', full_length: 25, context: '', headings: [], title: 'Paper', url: 'https://example.org/p', lang: '',
+  });
   globalThis.chrome = { scripting: { executeScript: async () => [{ frameId: 0, result: { text: 'x', title: 't' } }] } };
   const ok = await captureSelection(4);
   assert.equal(ok.ok, true);

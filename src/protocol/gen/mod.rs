@@ -54,6 +54,10 @@ pub fn content_js() -> String {
         "MAX_TITLE_CHARS": crate::types::page::MAX_TITLE_CHARS,
         "MAX_URL_CHARS": crate::types::page::MAX_URL_CHARS,
         "LOCATE_MESSAGE": LOCATE_MESSAGE,
+        "PDF_PORT_NAME": super::PDF_PORT_NAME,
+        "MAX_PDF_BYTES": crate::types::page::MAX_PDF_BYTES,
+        "PDF_CHUNK_BYTES": crate::types::page::PDF_CHUNK_BYTES,
+        "PDF_FETCH_TIMEOUT_MS": crate::types::page::PDF_FETCH_TIMEOUT_MS,
     });
     let text = serde_json::to_string_pretty(&constants).unwrap_or_default();
     format!(
@@ -156,6 +160,16 @@ pub fn constants() -> Vec<Constant> {
             "The name of the Port between the in-page explanation panel and the worker.",
             "PANEL_PORT_NAME",
             json!(PANEL_PORT_NAME),
+        ),
+        (
+            "The name of the Port between a PDF tab's downloader and the offscreen document that extracts the PDF's text.",
+            "PDF_PORT_NAME",
+            json!(super::PDF_PORT_NAME),
+        ),
+        (
+            "Largest PDF read, in bytes.",
+            "MAX_PDF_BYTES",
+            json!(crate::types::page::MAX_PDF_BYTES),
         ),
         (
             "The requests the in-page panel may send (each about its own tab's session only).",

@@ -37,6 +37,15 @@ export async function serveDirectory(root) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${pathname}`);
     }
   });
+  return listenOnLoopback(server);
+}
+
+/**
+ * Starts `server` on 127.0.0.1 (random port): its `origin`, `url(path)` and `close()`, which
+ * also ends open connections, so a hanging request never blocks a test's end.
+ * @param {import('node:http').Server} server
+ */
+export async function listenOnLoopback(server) {
   const sockets = new Set();
   server.on('connection', (socket) => {
     sockets.add(socket);

@@ -1,0 +1,119 @@
+// The offscreen document (offscreen.html) that extracts a PDF's text with PDF.js (bundled in
+// vendor/pdfjs/ by the build; no remote code, no eval). The worker creates it when a tab
+// shows a PDF, never at start-up. content/pdf-fetch.js, in the PDF's tab, connects on
+// PDF_PORT_NAME and sends {type: "start", size, title, url}, the bytes as base64 chunks
+// ({type: "chunk", data}), then {type: "end"}; the reply is the page the worker reads
+// ({title, url, text, reader: "pdf", lang, pages}) or {error: {kind, detail}}. The PDF's text
+// is data: it is never put into a DOM or run.
+
+import * as pdfjs from './vendor/pdfjs/pdf.min.mjs';
+import { documentText, dropRunningLines, pageLines, paragraphs } from './pdf-text.js';
+import { MAX_PAGE_CHARS, MAX_PDF_BYTES, PDF_PORT_NAME } from './protocol.gen.js';
+
+const VENDOR = chrome.runtime.getURL('vendor/pdfjs/');
+pdfjs.GlobalWorkerOptions.workerSrc = `${VENDOR}pdf.worker.min.mjs`;
+
+const fail = (kind, detail = '') => ({ error: { kind, detail: String(detail).slice(0, 300) } });
+
+/** Decodes base64 `data` into `buffer` at `offset`; the new offset. */
+function fill(buffer, offset, data) {
+  const raw = atob(data);
+  if (offset + raw.length > buffer.length) throw new Error('more bytes than announced');
+  for (let i = 0; i < raw.length; i += 1) buffer[offset + i] = raw.charCodeAt(i);
+  return offset + raw.length;
+}
+
+/** The page the worker reads, from the PDF in `bytes`. */
+async function extract(bytes, meta) {
+  const task = pdfjs.getDocument({
+    data: bytes,
+    isEvalSupported: false,
+    cMapUrl: `${VENDOR}cmaps/`,
+    cMapPacked: true,
+    standardFontDataUrl: `${VENDOR}standard_fonts/`,
+    wasmUrl: `${VENDOR}wasm/`,
+    useSystemFonts: false,
+    disableFontFace: true,
+    enableXfa: false,
+  });
+  const doc = await task.promise;
+  try {
+    const pages = [];
+    let chars = 0;
+    for (let n = 1; n <= doc.numPages && chars <= MAX_PAGE_CHARS; n += 1) {
+      const page = await doc.getPage(n);
+      const content = await page.getTextContent();
+      // Marked-content entries carry no text: pageLines skips every item without one.
+      const lines = pageLines(/** @type {any[]} */ (content.items), page.view[2] - page.view[0]);
+      chars += lines.reduce((sum, l) => sum + l.text.length + 1, 0);
+      pages.push(lines);
+      page.cleanup();
+    }
+    const paras = dropRunningLines(pages).map(paragraphs);
+    const { text } = documentText(paras, MAX_PAGE_CHARS);
+    if (!text.replace(/\f/g, '').trim()) return fail('scanned');
+    let title = '';
+    try {
+      const info = /** @type {{Title?: unknown} | undefined} */ ((await doc.getMetadata())?.info);
+      title = String(info?.Title ?? '').trim();
+    } catch {
+      // No metadata: the tab's title serves.
+    }
+    return {
+      title: title || meta.title || '',
+      url: meta.url || '',
+      text,
+      reader: 'pdf',
+      lang: '',
+      pages: doc.numPages,
+    };
+  } finally {
+    await task.destroy();
+  }
+}
+
+/** A download from a PDF tab's top frame (our content script: pages cannot reach this port). */
+function accept(port) {
+  const sender = port.sender;
+  if (!sender || sender.id !== chrome.runtime.id || !sender.tab || sender.frameId !== 0) {
+    port.disconnect();
+    return;
+  }
+  let buffer = null;
+  let filled = 0;
+  let meta = {};
+  const reply = (message) => {
+    try {
+      port.postMessage(message);
+    } catch {
+      // The tab went away.
+    }
+  };
+  port.onMessage.addListener((message) => {
+    try {
+      if (message?.type === 'start') {
+        const size = Number(message.size);
+        if (!(size > 0 && size <= MAX_PDF_BYTES)) {
+          reply(fail('too_large'));
+          return;
+        }
+        buffer = new Uint8Array(size);
+        filled = 0;
+        meta = { title: String(message.title ?? ''), url: String(message.url ?? '') };
+      } else if (message?.type === 'chunk' && buffer) {
+        filled = fill(buffer, filled, String(message.data ?? ''));
+      } else if (message?.type === 'end' && buffer) {
+        const bytes = buffer.subarray(0, filled);
+        buffer = null;
+        extract(bytes, meta).then(reply, (err) => reply(fail('failed', err?.message ?? err)));
+      }
+    } catch (err) {
+      buffer = null;
+      reply(fail('failed', err?.message ?? err));
+    }
+  });
+}
+
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name === PDF_PORT_NAME) accept(port);
+});

@@ -1,0 +1,186 @@
+// Reading PDFs, end to end, on PDFs made at test time (pdf-lib) and served from loopback:
+// - a 3-page PDF (application/pdf, at a .pdf address and at one without the suffix): the
+//   worker downloads it in the tab, the offscreen document extracts it with PDF.js, every
+//   passage carries its page; a question whose answer is on page 3 is answered citing the
+//   page-3 passage, the source says "page 3" and activating it opens the PDF at #page=3;
+// - a summary request holds every page;
+// - "Explain with KnowledgeLens" from the context menu (a synthetic `selectionText`, white
+//   space collapsed and a line-end hyphen kept, as the viewer gives it) explains with the
+//   selection's paragraph and page, in a popup window;
+// - an image-only PDF says it has no text layer; a 401 and an HTML body on the download say
+//   what went wrong; each run still ends with an answer.
+
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { OUTPUT_DIR, openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
+import { startHarness } from './support/harness.mjs';
+import { makeImageOnlyPdf, makePdf, servePdfs } from './support/pdf-server.mjs';
+import { askQuestion, readPopup, sourcesOf, waitForRunEnd } from './support/popup.mjs';
+
+const PAGES = [
+  [['Tidal Records of the Severn Estuary'], ['This report describes how the estuary was measured between 1850', 'and 1990 by the harbour board of Gloucester.']],
+  [['The gauges stood at Sharpness and at Avonmouth. Each gauge was read', 'by hand twice a day, and the readings were copied into ledgers.']],
+  [['The highest spring tide on record reached fourteen point six metres', 'at Avonmouth in 1883, a height mea-', 'sured against the Ordnance datum.'], ['The ledgers are kept in the county archive.']],
+];
+const PAGE3_FACT = 'fourteen point six metres';
+
+/** `count` pages of three paragraphs each (about 1,200 characters a page). */
+function longPaper(count) {
+  const line = (n, p, i) => `Page ${n} paragraph ${p} line ${i}: the gauge at station ${n * 7 + p} read its level.`;
+  return Array.from({ length: count }, (_, n) => [1, 2, 3].map((p) => [1, 2, 3, 4].map((i) => line(n + 1, p, i))));
+}
+
+let harness;
+let pdfs;
+
+before(async () => {
+  const paper = await makePdf(PAGES, { title: 'Tidal Records' });
+  const html = { status: 200, body: '<!doctype html><title>Moved</title><p>Gone.</p>', type: 'text/html' };
+  const pdf = (body) => ({ status: 200, body, type: 'application/pdf' });
+  pdfs = await servePdfs({
+    '/paper.pdf': pdf(paper),
+    '/papers/42/download': pdf(paper),
+    '/scan.pdf': pdf(await makeImageOnlyPdf()),
+    '/private.pdf': { first: pdf(paper), then: { status: 401, body: 'sign in', type: 'text/plain' } },
+    '/moved.pdf': { first: pdf(paper), then: html },
+    '/long.pdf': pdf(await makePdf(longPaper(100), { title: 'A long report' })),
+  });
+  harness = await startHarness('pdf');
+});
+
+after(async () => {
+  await harness?.close();
+  await pdfs?.close();
+});
+
+/** A tab showing `path` from the PDF server, its id, and the popup on it. */
+async function pdfTab(path) {
+  const { kl } = harness;
+  const page = await kl.context.newPage();
+  await page.goto(pdfs.url(path));
+  const tabId = await tabIdOf(kl.context, page);
+  return { page, tabId, popup: await openPopup(kl.context, kl.extId, tabId) };
+}
+
+/** The text of the first user message of chat request `n`. */
+const userText = (n) => harness.llm.chatRequests[n].body.messages
+  .filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+
+for (const path of ['/paper.pdf', '/papers/42/download']) {
+  test(`a question about a PDF (${path}) is answered from page 3 and cited with its page`, async () => {
+    const { kl, llm } = harness;
+    const before = llm.chatRequests.length;
+    const { page, tabId, popup } = await pdfTab(path);
+    llm.script({ content: `The highest tide reached ${PAGE3_FACT} at Avonmouth in 1883 [p3].` });
+    await askQuestion(popup, 'What was the highest tide on record?');
+    const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+    assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+    const sent = userText(before);
+    assert.match(sent, /\[p3\] page 3\n/, 'the page-3 passage is labelled with its page');
+    assert.match(sent, /a height measured against the Ordnance datum/, 'the hyphenated word is one again');
+    assert.match(sent, /\[p1\] page 1\n/);
+    assert.doesNotMatch(sent, /^\d+$/m, 'no page-number footer');
+    assert.match(done.answer, new RegExp(PAGE3_FACT));
+    const sources = await sourcesOf(popup);
+    assert.deepEqual(sources.map((s) => s.id), ['[p3]']);
+    const where = await popup.locator('#source-p3 .source-where').textContent();
+    assert.equal(where.trim(), 'page 3');
+    if (path === '/paper.pdf') {
+      await screenshot(popup, 'popup-pdf-answer.png');
+      // Activating the source opens the PDF at its page.
+      await popup.getByRole('button', { name: 'Open page 3: passage p3', exact: true }).click();
+      await waitUntil(async () => page.url().endsWith('#page=3'), { message: () => `the tab at #page=3 (${page.url()})` });
+      assert.equal(await popup.evaluate(() => document.documentElement.dataset.located), 'page:3');
+      assert.equal((await readPopup(popup)).error, '');
+    }
+    await popup.close();
+    await page.close();
+    void tabId;
+  });
+}
+
+test('a summary of a PDF is asked with every page', async () => {
+  const { kl, llm } = harness;
+  const before = llm.chatRequests.length;
+  const { page, popup } = await pdfTab('/paper.pdf');
+  llm.script({ content: 'The report covers the gauges [p2] and the record tide [p3].' });
+  await askQuestion(popup, 'Summarise this document.');
+  const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  const sent = userText(before);
+  for (const n of [1, 2, 3]) assert.match(sent, new RegExp(`\\[p${n}\\] page ${n}\\n`), `page ${n} is in the request`);
+  assert.match(sent, /harbour board of Gloucester/);
+  assert.match(sent, /copied into ledgers/);
+  assert.match(sent, /county archive/);
+  await popup.close();
+  await page.close();
+});
+
+test('Explain with KnowledgeLens on a PDF selection explains it with its paragraph, in a window', async () => {
+  const { kl, llm } = harness;
+  const before = llm.chatRequests.length;
+  const { page, tabId, popup } = await pdfTab('/paper.pdf');
+  // The popup's "Selected text" says how to explain a PDF selection.
+  assert.match((await popup.locator('#explain-note').textContent()) ?? '', /right-click it and choose "Explain with KnowledgeLens"/);
+  await popup.close();
+  llm.script({ content: 'The Ordnance datum is the reference height the tide was measured from.' });
+  // As the context menu gives it: white space collapsed, the line-end hyphen kept.
+  const selectionText = 'at Avonmouth in 1883, a height mea- sured against the Ordnance datum.';
+  const opened = kl.context.waitForEvent('page', { predicate: (p) => p.url().includes(`popup.html?tab=${tabId}`) });
+  const result = await kl.worker.evaluate(([id, text]) => globalThis.klExplainFromTab(id, 'menu', text), [tabId, selectionText]);
+  assert.deepEqual(result, { ok: true }, kl.recentLogs());
+  const shown = await opened;
+  const done = await waitForRunEnd(shown, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  const request = JSON.stringify(llm.chatRequests[before].body.messages);
+  assert.match(request, /The highest spring tide on record reached fourteen point six metres at Avonmouth in 1883, a height measured against the Ordnance datum\./, 'the paragraph is the context');
+  assert.match(request, /page 3/, 'the selection\'s page');
+  await shown.close();
+  await page.close();
+});
+
+const NOTICES = [
+  ['/scan.pdf', /This PDF has no text layer \(it looks like a scanned document\)/],
+  ['/private.pdf', /The PDF could not be downloaded: the site answered HTTP 401/],
+  ['/moved.pdf', /The address no longer serves a PDF \(it sent text\/html\)/],
+];
+
+for (const [path, notice] of NOTICES) {
+  test(`a PDF that cannot be read (${path}) says why, and the question is still answered`, async () => {
+    const { kl, llm } = harness;
+    const { page, popup } = await pdfTab(path);
+    llm.script({ content: 'A general answer.' });
+    await askQuestion(popup, 'What does this say?');
+    const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+    assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+    const { notices } = await readPopup(popup);
+    assert.ok(notices.some((n) => notice.test(n)), `${JSON.stringify(notices)}`);
+    if (path === '/scan.pdf') await screenshot(popup, 'popup-pdf-scanned.png');
+    await popup.close();
+    await page.close();
+  });
+}
+
+test('a 100-page PDF: how long reading it takes and how many passages it gives (docs/performance.md)', async () => {
+  const { kl, llm } = harness;
+  const before = llm.chatRequests.length;
+  const { page, popup } = await pdfTab('/long.pdf');
+  llm.script({ content: 'Station 694 is on page 99 [p1].' });
+  const asked = Date.now();
+  await askQuestion(popup, 'Which station does page 99 name?');
+  const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  const readMs = llm.chatRequests[before].at - asked;
+  const sent = userText(before);
+  const total = Number(/of its (\d+) passages/.exec(sent)?.[1] ?? 0);
+  assert.ok(total >= 100, `every page gives at least one passage (${total})`);
+  const { notices } = await readPopup(popup);
+  assert.ok(!notices.some((n) => /only pages/.test(n)), `all 100 pages read: ${JSON.stringify(notices)}`);
+  assert.match(sent, /\[p\d+\] page 99\n/, 'the passages of page 99 are chosen for the question');
+  await mkdir(OUTPUT_DIR, { recursive: true });
+  await writeFile(join(OUTPUT_DIR, 'pdf-100-pages.json'), `${JSON.stringify({ pages: 100, askToFirstRequestMs: readMs, passages: total }, null, 2)}\n`);
+  await popup.close();
+  await page.close();
+});
