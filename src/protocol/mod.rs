@@ -176,6 +176,7 @@ impl Request {
             "list_models" => Command::ListModels {
                 settings: settings()?,
             },
+            "find_local_models" => Command::FindLocalModels,
             "test_search" => Command::TestSearch {
                 settings: settings()?,
             },
@@ -282,6 +283,9 @@ pub enum Command {
         /// The settings to ask with.
         settings: Settings,
     },
+    /// Look for model servers on this computer (the usual ports, 1 s each, in parallel):
+    /// each one that answers, with its models. Reply: [`reply::LocalModelsReply`].
+    FindLocalModels,
     /// Archive the session's conversation and start it afresh. Reply: the fresh
     /// [`SessionView`].
     NewConversation {
@@ -372,7 +376,7 @@ impl SearchOfferAnswer {
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 18] = [
+    pub const NAMES: [&'static str; 19] = [
         "snapshot",
         "ask",
         "stop",
@@ -391,6 +395,7 @@ impl Command {
         "test_search",
         "search_offer",
         "locate_passage",
+        "find_local_models",
     ];
 
     /// This request's wire name.
@@ -414,6 +419,7 @@ impl Command {
             Self::TestSearch { .. } => 15,
             Self::SearchOffer { .. } => 16,
             Self::LocatePassage { .. } => 17,
+            Self::FindLocalModels => 18,
         };
         Self::NAMES[index]
     }
