@@ -19,6 +19,7 @@ import {
 } from './protocol.gen.js';
 import { PROVIDER_TEXTS, SEARCH_TEXTS } from './ui/options-texts.js';
 import { isLoopback, keyInClear, searchUrlProblem, urlProblem } from './ui/urls.js';
+import { createLocalModels } from './ui/local-models.js';
 
 const PROVIDERS = Object.fromEntries(
   Object.entries(PROVIDER_TEXTS).map(([name, texts]) => [
@@ -678,10 +679,30 @@ async function downloadModel() {
   }
 }
 
+/** "Use <model> (<server>)": fills the form with that server and model, saves, and tests. */
+async function useLocalModel({ provider: which, base_url: url, model: name }) {
+  drafts[shown] = { ...typedFields() };
+  showProvider(which);
+  baseUrl.value = url;
+  model.value = name;
+  apiKey.value = '';
+  clearCheck();
+  await save();
+  await testConnection();
+}
+
+const localModels = createLocalModels($('found-list'), {
+  request: (type, fields) => connection.request(type, fields),
+  onUse: (choice) => void useLocalModel(choice),
+});
+
 const connection = new Connection({
   onConnect: ({ reconnected }) => {
     // Reload only on the first connect: a reconnect must not overwrite the user's edits.
-    if (!reconnected) void load();
+    if (!reconnected) {
+      void load();
+      void localModels.find();
+    }
   },
 });
 

@@ -22,6 +22,7 @@ import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
 import { renderConversations } from './ui/conversations.js';
 import { openSidePanel, pageAccess, requestOrigin } from './ui/panel.js';
 import { createResearchControls, runningStatus } from './ui/research.js';
+import { createLocalModels } from './ui/local-models.js';
 import { createSearchOffer } from './ui/search-offer.js';
 import { createStepsView, stepCounts } from './ui/steps.js';
 
@@ -65,7 +66,7 @@ const el = /** @type {PopupElements} */ (Object.fromEntries(
     'error-message', 'error-options', 'notices', 'history', 'turns', 'answer-section', 'asked',
     'answer', 'answer-empty', 'answer-partial', 'export', 'open-options', 'input-request',
     'input-question', 'input-form', 'input-answer', 'input-send', 'setup', 'setup-provider',
-    'setup-continue', 'open-panel', 'access', 'access-text', 'allow-site', 'readonly',
+    'setup-continue', 'setup-found', 'setup-note', 'open-panel', 'access', 'access-text', 'allow-site', 'readonly',
     'readonly-back', 'cost', 'context-share', 'steps-section', 'steps-toggle', 'steps-count', 'steps',
     'step-list', 'sources-section', 'sources', 'new-conversation', 'archive-toggle', 'copy-done',
     'copy-answer', 'archive', 'clear-history', 'archive-empty', 'archive-list', 'explain-form',
@@ -113,6 +114,10 @@ const state = {
 /** The conversation requests exist once the worker speaks them (protocol.gen.js). */
 
 const stepsView = createStepsView(el['step-list']);
+const localModels = createLocalModels(el['setup-found'], {
+  request: (type, fields) => connection.request(type, fields),
+  onUse: (choice) => void useLocalModel(choice),
+});
 const research = createResearchControls({
   checkbox: el.research, subtopics: el.subtopics, bound: el['research-bound'], maxSteps: el['max-steps'],
 });
@@ -562,15 +567,58 @@ async function sendAnswer() {
   }
 }
 
-/** No model is set up and nothing was asked yet: the setup card replaces the question form. */
+/** The setup card looked for local models (once per popup: reopening it looks again). */
+let lookedForModels = false;
+
+/** No model is set up and nothing was asked yet: the setup card replaces the question form.
+ * The first time it shows, the models already running on this computer are looked for. */
 function renderSetup(view) {
   const setup = Boolean(view.setup_needed) && view.status === 'idle' && !view.question;
+  if (setup && !lookedForModels) {
+    lookedForModels = true;
+    void localModels.find();
+  }
   el.setup.hidden = !setup;
   el['ask-form'].hidden = setup;
   el['answer-section'].hidden = setup;
   el.export.hidden = setup;
   el.tokens.hidden = setup;
   return setup;
+}
+
+/** "Use <model> (<server>)": saves that server and model as the provider, tests it, and
+ * leaves the setup card for the question form when the model answers. */
+async function useLocalModel({ provider, base_url: baseUrl, model, server }) {
+  const label = `${model} (${server})`;
+  const buttons = [...el['setup-found'].querySelectorAll('button')];
+  for (const button of buttons) button.disabled = true;
+  el['setup-note'].textContent = `Connecting to ${label}…`;
+  try {
+    const { configured: _configured, notice: _notice, ...current } = await connection.request(REQUESTS.GET_SETTINGS);
+    const fields = { base_url: baseUrl, model, api_key: '', context_window: 0 };
+    const settings = {
+      ...current,
+      provider,
+      ...fields,
+      prices: {},
+      profiles: { ...current.profiles, [provider]: { ...fields, prices: {} } },
+    };
+    await connection.request(REQUESTS.SAVE_SETTINGS, { settings });
+    const result = await connection.request(REQUESTS.TEST_CONNECTION, { settings });
+    if (result.ok) {
+      el['setup-note'].textContent = `Connected to ${label}. Ask your question.`;
+      await refresh();
+      el.question.focus();
+    } else {
+      // A failed test carries its diagnosis (`ok` is a plain boolean in the generated types).
+      const summary = 'diagnosis' in result ? result.diagnosis.summary : 'The connection failed.';
+      el['setup-note'].textContent = `${summary} Options → Test connection shows what to do.`;
+    }
+  } catch (err) {
+    el['setup-note'].textContent = `Could not use ${label}: ${err.message}`;
+  } finally {
+    for (const button of buttons) button.disabled = false;
+  }
 }
 
 async function continueSetup() {

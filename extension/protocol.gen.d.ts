@@ -14,7 +14,7 @@ export declare const MAX_PDF_BYTES: number;
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export declare const PANEL_REQUESTS: readonly string[];
 /** Request types (`type` of a request), by name. */
-export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
+export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
 /** Every event type a run emits. */
 export declare const EVENTS: readonly string[];
 /** Run statuses after which a run is over (also the names of the events that end it). */
@@ -103,6 +103,7 @@ export interface Replies {
   test_search: SearchCheckReply;
   search_offer: SearchOfferReply;
   locate_passage: LocateReply;
+  find_local_models: LocalModelsReply;
 }
 /** The `data` of the reply to each request of the in-page panel. */
 export interface PanelReplies {
@@ -388,6 +389,8 @@ export type Command = {
   /** The passage's text (a page source's `excerpt`), trimmed and capped. */
   text: string;
   type: "locate_passage";
+} | {
+  type: "find_local_models";
 };
 
 export type Confidence = number;
@@ -496,6 +499,18 @@ export type ExportReply = {
  */
 export type Finite = number;
 
+/** A model server found on this computer. */
+export type FoundServer = {
+  /** The Base URL to save for it. */
+  base_url: string;
+  /** The models it listed (may be empty). */
+  models: string[];
+  /** Its name as users know it ("Ollama", "LM Studio"). */
+  name: string;
+  /** The provider that speaks its API. */
+  provider: Provider;
+};
+
 /** A graded web search result, as the Steps view shows it. */
 export type GradeView = {
   /** How sure the grader was, in [0, 1] (`None`: ungraded). */
@@ -514,6 +529,12 @@ export type GradeView = {
 export type HistoryReply = {
   /** At most [`HistoryReply::MAX`] of them. */
   conversations: ArchiveSummary[];
+};
+
+/** `find_local_models`: the model servers that answered on this computer, with their models. */
+export type LocalModelsReply = {
+  /** In the order of the probe list ([`crate::llm::local::USUAL_SERVERS`]). */
+  servers: FoundServer[];
 };
 
 /**
@@ -606,7 +627,7 @@ export type ResearchAsk = {
 };
 
 /** The data of a successful reply: one variant per reply type. */
-export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | PanelView;
+export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | PanelView;
 
 export type RunErrorKind = "network" | "timeout" | "rate_limited" | "server" | "auth" | "not_found" | "bad_request" | "context_too_long" | "config" | "unavailable" | "deadline" | "empty_reply" | "interrupted" | "internal" | "input_timeout" | "unknown";
 

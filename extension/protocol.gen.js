@@ -27,6 +27,7 @@ export const REQUESTS = Object.freeze({
   "CLEAR_HISTORY": "clear_history",
   "EXPLAIN": "explain",
   "EXPORT": "export",
+  "FIND_LOCAL_MODELS": "find_local_models",
   "GET_SETTINGS": "get_settings",
   "HISTORY": "history",
   "LIST_MODELS": "list_models",

@@ -10,7 +10,7 @@ export const PROVIDER_TEXTS = {
     modelPlaceholder: 'e.g. llama3.2 or gpt-4o-mini',
   },
   ollama: {
-    hint: 'Ollama\'s own API on this computer (or your network). Ollama must allow the extension\'s origin: Test connection explains how if it does not.',
+    hint: 'Ollama\'s own API on this computer (or your network). On this computer KnowledgeLens gets past Ollama\'s origin check by itself; on another computer Ollama must allow the extension\'s origin: Test connection explains how.',
     urlHint: 'The server\'s root, without /v1: e.g. http://localhost:11434.',
     keyHint: 'Ollama needs no key; leave empty unless a proxy in front of it asks for one.',
     modelPlaceholder: 'e.g. llama3.2',

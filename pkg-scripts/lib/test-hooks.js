@@ -7,3 +7,6 @@ globalThis.__klBootId = crypto.randomUUID();
 globalThis.klNotificationClicked = notificationClicked;
 // What the context menu and the keyboard command call, for tests that cannot use them.
 globalThis.klExplainFromTab = explainFromTab;
+// Scripted model servers the local-server probe also asks (src/llm/local.rs, read by
+// web/api.rs): tests push {name, provider, port} entries here.
+globalThis.__klLocalServers = [];

@@ -3,6 +3,7 @@
 
 pub mod diagnosis;
 pub mod formats;
+pub mod local;
 pub mod prices;
 pub mod prompted_tools;
 pub mod provider;

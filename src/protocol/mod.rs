@@ -182,6 +182,7 @@ impl Request {
             "list_models" => Command::ListModels {
                 settings: settings()?,
             },
+            "find_local_models" => Command::FindLocalModels,
             "test_search" => Command::TestSearch {
                 settings: settings()?,
             },
@@ -344,6 +345,9 @@ pub enum Command {
         /// The passage's text (a page source's `excerpt`), trimmed and capped.
         text: String,
     },
+    /// Look for model servers on this computer (the usual ports, 1 s each, in parallel):
+    /// each one that answers, with its models. Reply: [`reply::LocalModelsReply`].
+    FindLocalModels,
 }
 
 /// A passage to locate, trimmed and cut to [`MAX_LOCATE_CHARS`]; empty is refused.
@@ -386,7 +390,7 @@ impl SearchOfferAnswer {
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 18] = [
+    pub const NAMES: [&'static str; 19] = [
         "snapshot",
         "ask",
         "stop",
@@ -405,6 +409,7 @@ impl Command {
         "test_search",
         "search_offer",
         "locate_passage",
+        "find_local_models",
     ];
 
     /// This request's wire name.
@@ -428,6 +433,7 @@ impl Command {
             Self::TestSearch { .. } => 15,
             Self::SearchOffer { .. } => 16,
             Self::LocatePassage { .. } => 17,
+            Self::FindLocalModels => 18,
         };
         Self::NAMES[index]
     }

@@ -115,6 +115,28 @@ pub struct ModelsReply {
     pub diagnosis: Option<Diagnosis>,
 }
 
+/// `find_local_models`: the model servers that answered on this computer, with their models.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct LocalModelsReply {
+    /// In the order of the probe list ([`crate::llm::local::USUAL_SERVERS`]).
+    pub servers: Vec<FoundServer>,
+}
+
+/// A model server found on this computer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct FoundServer {
+    /// Its name as users know it ("Ollama", "LM Studio").
+    pub name: String,
+    /// The provider that speaks its API.
+    pub provider: Provider,
+    /// The Base URL to save for it.
+    pub base_url: String,
+    /// The models it listed (may be empty).
+    pub models: Vec<String>,
+}
+
 /// `test_search`: the search worked, or why not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -217,6 +239,8 @@ pub enum Response {
     Connection(Box<ConnectionReply>),
     /// `list_models`.
     Models(ModelsReply),
+    /// `find_local_models`.
+    LocalModels(LocalModelsReply),
     /// `test_search`.
     SearchCheck(Box<SearchCheckReply>),
     /// `search_offer`.
@@ -252,6 +276,7 @@ response_from! {
     SettingsReply => |v| Self::Settings(Box::new(v));
     ConnectionReply => |v| Self::Connection(Box::new(v));
     ModelsReply => |v| Self::Models(v);
+    LocalModelsReply => |v| Self::LocalModels(v);
     SearchCheckReply => |v| Self::SearchCheck(Box::new(v));
     SearchOfferReply => |v| Self::SearchOffer(v);
     HistoryReply => |v| Self::History(v);

@@ -17,6 +17,7 @@ impl Service {
     ) -> Result<ConnectionReply, ApiError> {
         let settings = settings.validated()?;
         let config = settings.provider_config();
+        let origin_rule = self.allow_checked(&settings).await;
         let client = self.ports.models.client(&settings);
         let request = ChatRequest {
             messages: vec![
@@ -45,17 +46,25 @@ impl Service {
             Err(err) => ConnectionReply::Failed(ConnectionFailed {
                 ok: false,
                 latency_ms,
-                diagnosis: self.diagnose(&settings, &err).await,
+                diagnosis: self.diagnose(&settings, &err, origin_rule).await,
             }),
         })
     }
 
     /// The doctor's reading of `err`, with the facts it needs gathered first: the host
-    /// permission for a network failure, the server's model list for a 404.
-    async fn diagnose(&self, settings: &Settings, err: &LlmError) -> doctor::Diagnosis {
+    /// permission for a network failure, the server's model list for a 404; `origin_rule`
+    /// says whether the browser holds the rule that removes the extension's `Origin` from
+    /// requests to that server (`None`: none applies, it is not on this computer).
+    async fn diagnose(
+        &self,
+        settings: &Settings,
+        err: &LlmError,
+        origin_rule: Option<bool>,
+    ) -> doctor::Diagnosis {
         let config = settings.provider_config();
         let mut ctx = DoctorContext {
             extension_origin: self.ports.models.extension_origin(),
+            origin_rule,
             ..Default::default()
         };
         if err.kind == LlmErrorKind::Network {
@@ -81,13 +90,14 @@ impl Service {
         if !settings.provider.lists_models() {
             return Ok(unlisted(None));
         }
+        let origin_rule = self.allow_checked(&settings).await;
         Ok(match self.ports.models.models(&settings).await {
             Ok(models) => ModelsReply {
                 models,
                 listed: true,
                 diagnosis: None,
             },
-            Err(err) => unlisted(Some(self.diagnose(&settings, &err).await)),
+            Err(err) => unlisted(Some(self.diagnose(&settings, &err, origin_rule).await)),
         })
     }
 }

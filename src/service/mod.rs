@@ -8,6 +8,7 @@ mod connection;
 mod conversations;
 mod export;
 mod input;
+mod local;
 mod locate;
 mod panel;
 mod registry;
@@ -34,6 +35,7 @@ use crate::tools::ToolBox;
 
 pub use attention::{is_ui_page, question_notification_id, QUESTION_TITLE};
 use attention::{Attention, AttentionSink};
+pub use local::{OriginRule, PROBE_DEADLINE_MS};
 pub use panel::check_panel_request;
 use registry::Registry;
 pub use runs::{CLOSED_TAB, UNREADABLE_PAGE};
@@ -64,6 +66,21 @@ pub trait ModelFactory {
     /// `chrome-extension://<id>` (empty when unknown).
     fn extension_origin(&self) -> String {
         String::new()
+    }
+    /// Makes `rule` let the extension's own requests to `origins` (loopback origins) through
+    /// the servers' origin checks; no origins removes it. True when the browser holds the
+    /// rule as asked (false where there is no browser, or it refused).
+    fn set_origin_rule<'a>(
+        &'a self,
+        _rule: OriginRule,
+        _origins: &'a [String],
+    ) -> LocalBoxFuture<'a, bool> {
+        futures::future::ready(false).boxed_local()
+    }
+    /// The servers to look for on this computer: [`crate::llm::local::USUAL_SERVERS`]
+    /// (the test build adds its scripted ones).
+    fn local_servers(&self) -> Vec<crate::llm::local::LocalServer> {
+        crate::llm::local::usual_servers()
     }
 }
 
@@ -102,6 +119,8 @@ pub struct Service {
     /// Whether stored settings are out of content scripts' reach (the extension restricted
     /// `chrome.storage.local` to trusted contexts); API keys are saved only then.
     keys_protected: std::cell::Cell<bool>,
+    /// Local-server probes going on (the probe's origin rule goes when the last ends).
+    probes: std::cell::Cell<u32>,
 }
 
 impl Service {
@@ -129,6 +148,7 @@ impl Service {
             registry: Registry::default(),
             attention,
             keys_protected: std::cell::Cell::new(true),
+            probes: std::cell::Cell::new(0),
         })
     }
 
@@ -194,6 +214,7 @@ impl Service {
             Command::SaveSettings { settings } => reply(self.save_settings(settings).await),
             Command::TestConnection { settings } => reply(self.test_connection(settings).await),
             Command::ListModels { settings } => reply(self.list_models(settings).await),
+            Command::FindLocalModels => reply(Ok(self.find_local_models().await)),
             Command::TestSearch { settings } => reply(Ok(self.test_search(settings).await)),
             Command::SearchOffer { answer } => reply(self.search_offer(answer).await),
             Command::NewConversation { session } => reply(self.new_conversation(session).await),

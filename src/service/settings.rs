@@ -87,6 +87,7 @@ impl Service {
             .save(self.ports.settings.as_ref())
             .await
             .map_err(|e| ApiError::storage("save the settings", e))?;
+        self.allow_saved(&settings).await;
         Ok(SettingsReply {
             settings,
             configured: true,

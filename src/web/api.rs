@@ -12,17 +12,18 @@ use wasm_bindgen_futures::{future_to_promise, spawn_local};
 use super::clock::JsClock;
 use super::events::JsEventSink;
 use super::http::FetchHttp;
-use super::interop::{call, chrome, object, to_js, to_json_text, JsError};
+use super::interop::{call, chrome, from_js, object, to_js, to_json_text, JsError};
 use super::notifier::ChromeNotifier;
 use super::pages::ChromePages;
 use super::storage::{Area, ChromeStore};
+use crate::llm::local::LocalServer;
 use crate::llm::transport::bounds::WithDeadline;
 use crate::llm::transport::{HttpLlm, Timeouts};
 use crate::llm::{LlmError, ProviderConfig};
 use crate::ports::Clock;
 use crate::ports::LlmClient;
 use crate::protocol::{ApiError, ApiErrorKind, Envelope};
-use crate::service::{ModelFactory, Ports, Service};
+use crate::service::{ModelFactory, OriginRule, Ports, Service};
 use crate::settings::Settings;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
@@ -96,12 +97,56 @@ impl ModelFactory for WebModels {
     }
 
     fn extension_origin(&self) -> String {
-        chrome(&["runtime", "id"])
-            .ok()
-            .and_then(|id| id.as_string())
+        extension_id()
             .map(|id| format!("chrome-extension://{id}"))
             .unwrap_or_default()
     }
+
+    fn set_origin_rule<'a>(
+        &'a self,
+        rule: OriginRule,
+        origins: &'a [String],
+    ) -> LocalBoxFuture<'a, bool> {
+        async move {
+            let update = rule.update(origins, &extension_id().unwrap_or_default());
+            let updated = async {
+                let rules = chrome(&["declarativeNetRequest"])?;
+                call(&rules, "updateSessionRules", &[to_js(&update)?]).await
+            };
+            match updated.await {
+                Ok(_) => true,
+                Err(err) => {
+                    web_sys::console::warn_1(
+                        &format!("KnowledgeLens: Chrome refused the rule for local servers ({origins:?}): {err}").into(),
+                    );
+                    false
+                }
+            }
+        }
+        .boxed_local()
+    }
+
+    fn local_servers(&self) -> Vec<LocalServer> {
+        let mut servers = crate::llm::local::usual_servers();
+        // The test build's scripted servers (pkg-scripts/lib/test-hooks.js); absent in dist/.
+        let added = Reflect::get(&js_sys::global(), &JsValue::from_str("__klLocalServers"));
+        if let Some(added) = added.ok().filter(|v| !v.is_undefined()) {
+            match from_js::<Vec<LocalServer>>(added) {
+                Ok(added) => servers.extend(added),
+                Err(err) => web_sys::console::warn_1(
+                    &format!("KnowledgeLens: __klLocalServers: {err}").into(),
+                ),
+            }
+        }
+        servers
+    }
+}
+
+/// This extension's id (`chrome.runtime.id`).
+fn extension_id() -> Option<String> {
+    chrome(&["runtime", "id"])
+        .ok()
+        .and_then(|id| id.as_string())
 }
 
 /// The worker's backend.
@@ -303,8 +348,12 @@ impl Backend {
         let service = Service::with_notifier(ports, tools, Rc::new(ChromeNotifier));
         let keepalive = Rc::new(Cell::new(false));
         super::interop::performance_mark("kl:backend-built");
-        let ((_, local_restricted), runs) =
-            futures::future::join(restrict, service.resume_all()).await;
+        // The local-server rules before any run calls a model (see service::local).
+        let resume = async {
+            service.restore_origin_rules().await;
+            service.resume_all().await
+        };
+        let ((_, local_restricted), runs) = futures::future::join(restrict, resume).await;
         // API keys are stored only where content scripts cannot read them.
         service.set_keys_protected(local_restricted);
         if !runs.is_empty() {

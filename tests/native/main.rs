@@ -39,6 +39,7 @@ mod connection;
 mod gemini_wire;
 mod hostile_wire;
 mod keys;
+mod local_servers;
 mod ollama_wire;
 mod openai_props;
 mod openai_wire;

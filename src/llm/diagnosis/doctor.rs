@@ -1,7 +1,8 @@
 //! The connection doctor: the one place that words model-call failures for users. Each
 //! failure becomes an actionable one-line message (what a run shows), and
 //! [`diagnose`] expands it into a [`Diagnosis`] with the exact remedy (what "Test
-//! connection" shows): Ollama's origin check, a server that is not running, a missing host
+//! connection" shows): Ollama's origin check where the extension's own rule cannot get past
+//! it (a server on another computer, a rule Chrome refused), a server that is not running, a missing host
 //! permission, a rejected key, a wrong base URL or model name (with the nearest names the
 //! server offers), and Chrome's built-in model being unavailable. Pure: the facts it needs
 //! (host permission, model list, extension origin) are passed in.
@@ -10,6 +11,7 @@ use crate::llm::provider::Availability;
 use kljson::ToJson;
 use serde::Serialize;
 
+use crate::llm::local::loopback_origin;
 use crate::llm::provider::{Provider, ProviderConfig};
 use crate::llm::{LlmError, LlmErrorKind};
 
@@ -75,6 +77,9 @@ pub struct DoctorContext {
     pub host_permission: Option<bool>,
     /// The models the server listed, if it could list them.
     pub models: Option<Vec<String>>,
+    /// Whether the browser holds the rule that removes the extension's `Origin` from its
+    /// requests to the base URL's origin (`None`: none applies or unknown).
+    pub origin_rule: Option<bool>,
 }
 
 pub(crate) fn where_(config: &ProviderConfig) -> String {
@@ -179,10 +184,19 @@ pub fn http_error(
         .map(|d| format!(" The server said: {d}"))
         .unwrap_or_default();
     let message = match kind {
-        LlmErrorKind::Auth if status == 403 && detail.is_none() && is_ollama(config) => format!(
-            "Ollama at {} refused the extension (HTTP 403): allow its origin with OLLAMA_ORIGINS and restart Ollama (Options → Test connection shows how).",
-            config.base()
-        ),
+        LlmErrorKind::Auth if status == 403 && detail.is_none() && is_ollama(config) => {
+            if loopback_origin(config).is_some() {
+                format!(
+                    "Ollama at {} refused the extension (HTTP 403) although KnowledgeLens sends its requests there without the extension's origin: allow the origin with OLLAMA_ORIGINS and restart Ollama (Options → Test connection shows how).",
+                    config.base()
+                )
+            } else {
+                format!(
+                    "Ollama at {} refused the extension (HTTP 403): KnowledgeLens removes its origin only from requests to this computer, so allow it with OLLAMA_ORIGINS on that machine and restart Ollama (Options → Test connection shows how).",
+                    config.base()
+                )
+            }
+        }
         LlmErrorKind::Auth if status == 403 && detail.is_none() => format!(
             "{} refused the request (HTTP 403). If it is Ollama, allow the extension's origin (set OLLAMA_ORIGINS=chrome-extension://* and restart Ollama); otherwise check the API key in Options.",
             capitalized(&where_(config))
@@ -291,6 +305,25 @@ pub fn builtin_unavailable(availability: Availability) -> LlmError {
     let mut e = LlmError::new(LlmErrorKind::Unavailable, message);
     e.detail = Some(availability.name().to_string());
     e
+}
+
+/// What is left to do after Ollama refused the extension's origin (HTTP 403). On this
+/// computer KnowledgeLens sends its requests without the extension's `Origin`, as Ollama's
+/// command-line clients do (a browser rule, `rule`: whether Chrome holds it); what remains
+/// is a rule Chrome refused, something else checking the origin, or a server elsewhere.
+fn ollama_origin_summary(config: &ProviderConfig, rule: Option<bool>, ext: &str) -> String {
+    let base = config.base();
+    match (loopback_origin(config), rule) {
+        (None, _) => format!(
+            "Ollama at {base} refused the extension (HTTP 403). KnowledgeLens removes the extension's origin only from its requests to this computer, and this server is on another one, so Ollama there must be told to allow {ext}."
+        ),
+        (Some(_), Some(false)) => format!(
+            "Ollama at {base} refused the extension (HTTP 403). KnowledgeLens tried to send its requests there without the extension's origin, as Ollama's own command-line clients do, but Chrome did not accept the rule, so Ollama must be told to allow {ext}."
+        ),
+        (Some(origin), _) => format!(
+            "Ollama at {base} refused the extension (HTTP 403) although KnowledgeLens already sends its requests to {origin} without the extension's origin, as Ollama's own command-line clients do. Something else checks the origin (a proxy in front of Ollama, or a server that is not Ollama): tell it to allow {ext}."
+        ),
+    }
 }
 
 /// The OS-specific ways to set `OLLAMA_ORIGINS` to `origin`.
@@ -459,11 +492,12 @@ pub fn diagnose(config: &ProviderConfig, err: &LlmError, ctx: &DoctorContext) ->
                 ctx.extension_origin.clone()
             };
             d.problem = Problem::OllamaOrigin;
-            d.summary = format!(
-                "Ollama at {} refused the extension (HTTP 403): by default it only accepts requests from web pages on this computer, so it must be told to allow {ext}.",
-                config.base()
-            );
+            d.summary = ollama_origin_summary(config, ctx.origin_rule, &ext);
             d.steps = ollama_origin_steps(&ext);
+            if loopback_origin(config).is_none() {
+                d.steps
+                    .insert(0, "On the computer that runs Ollama:".into());
+            }
         }
         LlmErrorKind::Auth => {
             d.problem = Problem::Auth;

@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 use super::super::panel::PanelView;
 use super::super::reply::{
     AckReply, AnswerReply, ClearedReply, ConnectionReply, Envelope, ExportReply, HistoryReply,
-    LocateReply, ModelsReply, SearchCheckReply, SearchOfferReply, SettingsReply, StopReply,
+    LocalModelsReply, LocateReply, ModelsReply, SearchCheckReply, SearchOfferReply, SettingsReply,
+    StopReply,
 };
 use super::super::{Command, SessionView};
 use super::{constants, Constant};
@@ -72,6 +73,7 @@ impl Catalog {
             ("test_search", schema::<SearchCheckReply>(g)),
             ("search_offer", schema::<SearchOfferReply>(g)),
             ("locate_passage", schema::<LocateReply>(g)),
+            ("find_local_models", schema::<LocalModelsReply>(g)),
         ];
         let panel_replies = vec![
             ("snapshot", schema::<PanelView>(g)),

@@ -12,7 +12,9 @@
 //   GET  /api/tags   the `models` list.
 //   GET  /           "Ollama is running".
 // With `lockOrigins: true`, a request whose Origin is a chrome-extension:// origin gets 403 with
-// an empty body, as Ollama does unless OLLAMA_ORIGINS allows it. Every request is recorded in
+// an empty body, as Ollama does unless OLLAMA_ORIGINS allows it; with `lockOrigins: 'always'`
+// every request does, Origin or none (something in front of Ollama that the extension's rule,
+// which removes its Origin, cannot get past). Every request is recorded in
 // `requests` ({method, path, origin, body}).
 
 import { createServer } from 'node:http';
@@ -93,7 +95,7 @@ export class ScriptedOllama {
     }
     const origin = req.headers.origin;
     this.requests.push({ method: req.method, path: url.pathname, origin, body });
-    if (this.lockOrigins && origin?.startsWith('chrome-extension://')) {
+    if (this.lockOrigins === 'always' || (this.lockOrigins && origin?.startsWith('chrome-extension://'))) {
       res.writeHead(403);
       res.end();
       return;

@@ -37,6 +37,56 @@ fn ollama_403_without_body_explains_origins_for_every_os() {
 }
 
 #[test]
+fn ollama_403_says_what_the_origin_rule_already_did_and_what_remains() {
+    let err =
+        |config: &ProviderConfig| http_error(config, "/api/chat", 403, LlmErrorKind::Auth, None);
+    let ctx = |rule| DoctorContext {
+        extension_origin: "chrome-extension://abc".into(),
+        origin_rule: rule,
+        ..Default::default()
+    };
+    // On this computer, the rule in place: something else checks the origin.
+    let local = ollama();
+    assert!(err(&local)
+        .message
+        .contains("without the extension's origin"));
+    let d = diagnose(&local, &err(&local), &ctx(Some(true)));
+    assert!(
+        d.summary.contains(
+            "already sends its requests to http://localhost:11434 without the extension's origin"
+        ),
+        "{}",
+        d.summary
+    );
+    // Chrome refused the rule.
+    let d = diagnose(&local, &err(&local), &ctx(Some(false)));
+    assert!(
+        d.summary.contains("Chrome did not accept the rule"),
+        "{}",
+        d.summary
+    );
+    assert!(d
+        .steps
+        .join("\n")
+        .contains("OLLAMA_ORIGINS=chrome-extension://abc ollama serve"));
+    // Another computer: no rule applies there.
+    let remote = ProviderConfig {
+        base_url: "http://192.168.1.20:11434".into(),
+        ..ollama()
+    };
+    assert!(err(&remote)
+        .message
+        .contains("only from requests to this computer"));
+    let d = diagnose(&remote, &err(&remote), &ctx(None));
+    assert!(
+        d.summary.contains("this server is on another one"),
+        "{}",
+        d.summary
+    );
+    assert_eq!(d.steps[0], "On the computer that runs Ollama:");
+}
+
+#[test]
 fn a_refused_connection_names_the_port_and_a_missing_permission_offers_the_button() {
     let err = network_error(&ollama(), "Failed to fetch");
     let d = diagnose(
