@@ -244,7 +244,12 @@ fn compaction_responder(summary: Summary) -> impl Fn(&ChatRequest, usize) -> Rep
             Summary::Garbage => Reply::text("{\"summary\": 42}"),
             Summary::Fails => Reply::Fail(LlmError::new(LlmErrorKind::Server, "HTTP 500")),
         },
-        RequestKind::Reason => Reply::text("The first lock was built in 1790."),
+        // The answer comes from a Reason request, or, when the passage that best matches the
+        // question did not fit the first request, from the synthesis after the engine's own
+        // `query_page` (`agent::step::further`).
+        RequestKind::Reason | RequestKind::Synthesis => {
+            Reply::text("The first lock was built in 1790.")
+        }
         other => panic!("unexpected request kind {other:?}"),
     }
 }
@@ -286,12 +291,25 @@ proptest! {
         prop_assert_eq!(state.status, RunStatus::Completed, "{:?}", state.error);
         prop_assert!(sink.names().contains(&"compacting"));
         let after = prompts::context_tokens(&state).unwrap();
-        prop_assert!(after * 100 <= before * 80, "{} -> {} tokens", before, after);
-        let recorded = state.trajectory.iter().find_map(|e| match e.item {
+        let at = state.trajectory.iter().position(|e| matches!(e.item, Item::Compaction { .. }));
+        let recorded = at.and_then(|at| match state.trajectory[at].item {
             Item::Compaction { tokens_before, tokens_after, .. } => Some((tokens_before, tokens_after)),
             _ => None,
         });
-        prop_assert_eq!(recorded, Some((before, after)));
+        let (recorded_before, recorded_after) = recorded.expect("a compaction entry");
+        prop_assert_eq!(recorded_before, before);
+        prop_assert!(recorded_after * 100 <= before * 80, "{} -> {} tokens", before, recorded_after);
+        // What the compaction recorded is the context it left. When the best passage did
+        // not fit, the engine then looked it up (`agent::step::further`): the context grew
+        // by that result after the compaction, never shrank.
+        let looked_up = state.trajectory[at.unwrap_or(0)..]
+            .iter()
+            .any(|e| matches!(e.item, Item::ToolResult { .. }));
+        if looked_up {
+            prop_assert!(recorded_after <= after, "{} then {}", recorded_after, after);
+        } else {
+            prop_assert_eq!(recorded_after, after);
+        }
     }
 
     /// Property 11: goal, key decisions and user preferences are identical before and after a
@@ -313,7 +331,15 @@ proptest! {
         prop_assert_eq!(&after.goal, &grounding.goal);
         prop_assert_eq!(&after.decisions, &grounding.decisions);
         prop_assert_eq!(&after.preferences, &grounding.preferences);
-        prop_assert_eq!(prompts::grounding_text(&state).unwrap(), text.clone());
+        // The text too, unless the run made a call after the compaction (the engine's own
+        // look-up of the best passage, `agent::step::further`), which is then completed.
+        let compacted_at = state.trajectory.iter().position(|e| matches!(e.item, Item::Compaction { .. }));
+        let called_after = compacted_at.is_some_and(|at| {
+            state.trajectory[at..].iter().any(|e| matches!(e.item, Item::ToolResult { .. }))
+        });
+        if !called_after {
+            prop_assert_eq!(prompts::grounding_text(&state).unwrap(), text.clone());
+        }
         let requests = llm.requests.borrow();
         if let Some(compaction) = requests.iter().find(|r| RequestKind::of(r) == RequestKind::Compaction) {
             prop_assert!(compaction.messages.iter().any(|m| m.content.contains(&text)));
