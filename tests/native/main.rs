@@ -57,6 +57,7 @@ mod chaos;
 mod conversations;
 mod crash;
 mod cycles;
+mod doctor_texts;
 mod event_names;
 mod layers;
 mod parsers_prop;
