@@ -170,6 +170,13 @@ impl Service {
             Either::Left((Ok(models), _)) => models,
             _ => return None,
         };
+        // What a server on this computer lists is shown as buttons: a sane number of names,
+        // each of a sane length.
+        let models = models
+            .into_iter()
+            .filter(|m| !m.is_empty() && m.chars().count() <= MAX_MODEL_NAME_CHARS)
+            .take(MAX_MODELS_PER_SERVER)
+            .collect();
         Some(FoundServer {
             name: server.name.clone(),
             provider: server.provider,
@@ -200,6 +207,12 @@ async fn all<'a, T>(futures: impl Iterator<Item = LocalBoxFuture<'a, T>>) -> Vec
     .await;
     done.into_iter().flatten().collect()
 }
+
+/// Most models listed per server found.
+pub const MAX_MODELS_PER_SERVER: usize = 50;
+
+/// Longest model name listed (characters); longer ones are left out.
+pub const MAX_MODEL_NAME_CHARS: usize = 200;
 
 /// Settings that reach `server` (the model list needs no model or key).
 fn probe_settings(server: &LocalServer) -> Settings {

@@ -8,7 +8,7 @@ mod connection;
 mod conversations;
 mod export;
 mod input;
-mod local;
+pub mod local;
 mod locate;
 mod panel;
 mod registry;

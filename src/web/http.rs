@@ -57,7 +57,12 @@ async fn send(request: HttpRequest) -> Result<HttpResponse, HttpError> {
     }
     let controller = AbortController::new().map_err(http_error)?;
     init.set_signal(Some(&controller.signal()));
-    let keyed = request.carries_key();
+    // A request with a key never follows a redirect (the key would go on), and neither does
+    // a GET of a server on this computer (a model list, the probe of the usual ports): a
+    // local model server has no reason to send the extension elsewhere.
+    let keyed = request.carries_key()
+        || (request.method == "GET"
+            && crate::url::parse(&request.url).is_some_and(|url| url.is_loopback()));
     if keyed {
         Reflect::set(&init, &"redirect".into(), &"manual".into()).map_err(http_error)?;
     }

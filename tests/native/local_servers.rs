@@ -258,3 +258,24 @@ fn the_rule_update_names_one_origin_for_this_extension_only() {
         json!({"removeRuleIds": [3]})
     );
 }
+
+/// A server on this computer that lists a flood of names, or absurdly long ones, offers a
+/// sane number of buttons of a sane length.
+#[test]
+fn a_server_listing_too_much_is_cut_to_what_the_buttons_can_show() {
+    use knowledgelens::service::local::{MAX_MODELS_PER_SERVER, MAX_MODEL_NAME_CHARS};
+    let long = "m".repeat(MAX_MODEL_NAME_CHARS + 1);
+    let mut names: Vec<String> = (0..MAX_MODELS_PER_SERVER + 10)
+        .map(|i| format!("model-{i}"))
+        .collect();
+    names.insert(1, long.clone());
+    names.insert(2, String::new());
+    let listed: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (service, _servers) = harness(&[("http://127.0.0.1:11434", Some(&listed))], Vec::new(), 0);
+    let data = call(&service, json!({"id": 1, "type": "find_local_models"}));
+    let models = data["servers"][0]["models"].as_array().expect("models");
+    assert_eq!(models.len(), MAX_MODELS_PER_SERVER);
+    assert_eq!(models[0], "model-0");
+    assert_eq!(models[1], "model-1");
+    assert!(models.iter().all(|m| m != &json!(long) && m != ""));
+}
