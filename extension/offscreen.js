@@ -1,12 +1,16 @@
 // The offscreen document (offscreen.html) that extracts a PDF's text with PDF.js (bundled in
 // vendor/pdfjs/ by the build; no remote code, no eval). The worker creates it when a tab
 // shows a PDF, never at start-up. content/pdf-fetch.js, in the PDF's tab, connects on
-// PDF_PORT_NAME and sends {type: "start", size, title, url}, the bytes as base64 chunks
-// ({type: "chunk", data}), then {type: "end"}; the reply is the page the worker reads
-// ({title, url, text, reader: "pdf", lang, pages}) or {error: {kind, detail}}. The PDF's text
-// is data: it is never put into a DOM or run.
+// PDF_PORT_NAME and sends {type: "open", title, url}. When this document has read (or is
+// reading) the PDF of that tab's document (pdf-cache.js), the reply is its page at once (or
+// when the read ends); else it is {need: "bytes"}, and the script sends {type: "start",
+// size}, the bytes as base64 chunks ({type: "chunk", data}), then {type: "end"}. The page the
+// worker reads is {title, url, text, reader: "pdf", lang, pages} or {error: {kind, detail}}.
+// This document outlives the service worker, so a read cut by a worker stop is not redone.
+// The PDF's text is data: it is never put into a DOM or run.
 
 import * as pdfjs from './vendor/pdfjs/pdf.min.mjs';
+import { PdfCache } from './pdf-cache.js';
 import { documentText, dropRunningLines, pageLines, paragraphs } from './pdf-text.js';
 import { MAX_PAGE_CHARS, MAX_PDF_BYTES, PDF_PORT_NAME } from './protocol.gen.js';
 
@@ -14,6 +18,9 @@ const VENDOR = chrome.runtime.getURL('vendor/pdfjs/');
 pdfjs.GlobalWorkerOptions.workerSrc = `${VENDOR}pdf.worker.min.mjs`;
 
 const fail = (kind, detail = '') => ({ error: { kind, detail: String(detail).slice(0, 300) } });
+
+/** The pages read so far, by the tab document they were read for. */
+const cache = new PdfCache((/** @type {any} */ result) => Boolean(result?.error));
 
 /** Decodes base64 `data` into `buffer` at `offset`; the new offset. */
 function fill(buffer, offset, data) {
@@ -79,9 +86,13 @@ function accept(port) {
     port.disconnect();
     return;
   }
+  // The tab's document, as the browser names it (a reload is another document).
+  const key = sender.documentId ?? sender.url ?? '';
   let buffer = null;
   let filled = 0;
   let meta = {};
+  /** @type {((result: any) => void) | null} */
+  let settle = null;
   const reply = (message) => {
     try {
       port.postMessage(message);
@@ -89,27 +100,45 @@ function accept(port) {
       // The tab went away.
     }
   };
+  const finish = (result) => {
+    settle?.(result);
+    settle = null;
+    reply(result);
+  };
+  port.onDisconnect.addListener(() => settle?.(fail('failed', 'the download stopped')));
   port.onMessage.addListener((message) => {
     try {
-      if (message?.type === 'start') {
+      if (message?.type === 'open' && !settle) {
+        meta = { title: String(message.title ?? ''), url: String(message.url ?? '') };
+        const entry = cache.open(key);
+        if ('known' in entry) {
+          entry.known.then(reply);
+          return;
+        }
+        settle = entry.settle;
+        reply({ need: 'bytes' });
+      } else if (message?.type === 'start' && settle) {
         const size = Number(message.size);
         if (!(size > 0 && size <= MAX_PDF_BYTES)) {
-          reply(fail('too_large'));
+          finish(fail('too_large'));
           return;
         }
         buffer = new Uint8Array(size);
         filled = 0;
-        meta = { title: String(message.title ?? ''), url: String(message.url ?? '') };
+      } else if (message?.type === 'fail' && settle) {
+        // The download failed in the tab: those waiting get the same answer.
+        settle(message.error?.kind ? { error: message.error } : fail('failed'));
+        settle = null;
       } else if (message?.type === 'chunk' && buffer) {
         filled = fill(buffer, filled, String(message.data ?? ''));
       } else if (message?.type === 'end' && buffer) {
         const bytes = buffer.subarray(0, filled);
         buffer = null;
-        extract(bytes, meta).then(reply, (err) => reply(fail('failed', err?.message ?? err)));
+        extract(bytes, meta).then(finish, (err) => finish(fail('failed', err?.message ?? err)));
       }
     } catch (err) {
       buffer = null;
-      reply(fail('failed', err?.message ?? err));
+      finish(fail('failed', err?.message ?? err));
     }
   });
 }

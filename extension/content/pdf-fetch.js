@@ -1,8 +1,9 @@
 // KnowledgeLens PDF downloader, injected by the worker (src/web/pdf.rs, PDF_SCRIPTS) into the
 // top frame of a tab that shows a PDF in Chrome's viewer, after content/constants.gen.js. It
-// downloads the PDF again with fetch(location.href) from the page's own origin, so the
-// user's cookies for the site go with it, and hands the bytes (at most MAX_PDF_BYTES) in
-// base64 chunks to the extension's offscreen document on PDF_PORT_NAME; the completion value
+// asks the extension's offscreen document on PDF_PORT_NAME whether it has read (or is
+// reading) this document's PDF already; if not, it downloads the PDF again with
+// fetch(location.href) from the page's own origin, so the user's cookies for the site go with
+// it, and hands the bytes (at most MAX_PDF_BYTES) in base64 chunks to it; the completion value
 // (a promise) is the offscreen document's reply: the page text, or {error: {kind, status,
 // detail}}. Nothing is written to the page. Everything is in a block, so injecting it again
 // does not collide.
@@ -61,24 +62,36 @@
     return btoa(binary);
   };
 
-  // The offscreen document's reply for `bytes`.
-  const extract = (bytes) => new Promise((resolve) => {
+  // The offscreen document's page for this tab: kept or being read there already, else read
+  // from the bytes downloaded now.
+  const read = () => new Promise((resolve) => {
     const port = chrome.runtime.connect({ name: PDF_PORT_NAME });
-    port.onMessage.addListener((reply) => {
+    const done = (reply) => {
       resolve(reply);
       port.disconnect();
-    });
+    };
     port.onDisconnect.addListener(() => resolve(fail('failed', 'the PDF reader went away')));
     const cap = (value, max) => String(value ?? '').slice(0, max);
-    port.postMessage({ type: 'start', size: bytes.length, title: cap(document.title, MAX_TITLE_CHARS), url: cap(location.href, MAX_URL_CHARS) });
-    for (let at = 0; at < bytes.length; at += PDF_CHUNK_BYTES) {
-      port.postMessage({ type: 'chunk', data: base64(bytes.subarray(at, at + PDF_CHUNK_BYTES)) });
-    }
-    port.postMessage({ type: 'end' });
+    port.onMessage.addListener(async (reply) => {
+      if (reply?.need !== 'bytes') {
+        done(reply);
+        return;
+      }
+      const got = await download();
+      if (got.error) {
+        port.postMessage({ type: 'fail', error: got.error });
+        done(got);
+        return;
+      }
+      const { bytes } = got;
+      port.postMessage({ type: 'start', size: bytes.length });
+      for (let at = 0; at < bytes.length; at += PDF_CHUNK_BYTES) {
+        port.postMessage({ type: 'chunk', data: base64(bytes.subarray(at, at + PDF_CHUNK_BYTES)) });
+      }
+      port.postMessage({ type: 'end' });
+    });
+    port.postMessage({ type: 'open', title: cap(document.title, MAX_TITLE_CHARS), url: cap(location.href, MAX_URL_CHARS) });
   });
 
-  (async () => {
-    const got = await download();
-    return got.error ? got : extract(got.bytes);
-  })();
+  read();
 }

@@ -43,7 +43,7 @@ fn locate_error(err: PageReadError) -> ApiError {
             ApiErrorKind::NotFound,
             "The page's tab was closed, so the passage cannot be shown.",
         ),
-        PageReadError::NotScriptable(detail) => ApiError::new(
+        PageReadError::NotScriptable(detail) | PageReadError::NoAccess(detail) => ApiError::new(
             ApiErrorKind::Forbidden,
             format!("KnowledgeLens can't show passages on this page ({detail})."),
         ),

@@ -38,7 +38,7 @@ use attention::{Attention, AttentionSink};
 pub use local::{OriginRule, PROBE_DEADLINE_MS};
 pub use panel::check_panel_request;
 use registry::Registry;
-pub use runs::{CLOSED_TAB, UNREADABLE_PAGE};
+pub use runs::{CLOSED_TAB, NO_ACCESS, UNREADABLE_PAGE};
 
 /// Longest question accepted, in characters.
 pub use crate::protocol::MAX_QUESTION_CHARS;

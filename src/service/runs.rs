@@ -29,6 +29,10 @@ fn is_pdf_file(address: &str) -> bool {
 pub const CLOSED_TAB: &str =
     "The tab was closed before its text could be read, so the question is answered without the page's text.";
 
+/// The notice for a question about a page on a site the extension has no access to (no host
+/// permission and no `activeTab` grant: the popup was not opened from the toolbar on it).
+pub const NO_ACCESS: &str = "KnowledgeLens has no access to this site yet: click its toolbar icon on the page (or use Explain with KnowledgeLens) to let it read this page, then ask again. This question is answered without the page's text.";
+
 /// The notice for a question about a page extensions may not read.
 pub const UNREADABLE_PAGE: &str = "This page can't be read by extensions (browser pages such as chrome:// and the Chrome Web Store are protected), so the question is answered without the page's text.";
 
@@ -391,6 +395,7 @@ impl Service {
                     _ => UNREADABLE_PAGE.to_string(),
                 }
             }
+            Err(Some(PageReadError::NoAccess(_))) => NO_ACCESS.to_string(),
             Err(Some(PageReadError::NoTab(_))) => CLOSED_TAB.to_string(),
             Err(Some(err)) => format!(
                 "The page's text could not be read ({err}), so the question is answered without it. Reloading the page may help."

@@ -127,11 +127,18 @@ pub struct StaticPages(pub BTreeMap<i64, PageInfo>);
 /// The `reader` of a [`StaticPages`] page that cannot be scripted but has an address.
 pub const UNREADABLE: &str = "unreadable";
 
+/// The `reader` of a [`StaticPages`] page on a site the extension has no access to (no
+/// host permission, no `activeTab` grant): Chrome hides its address too.
+pub const NO_ACCESS: &str = "no_access";
+
 impl PageReader for StaticPages {
     /// A page whose `reader` is `"pdf"` is a PDF, read by [`PageReader::read_pdf`].
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
         let page = self.0.get(&tab_id).filter(|p| p.reader != UNREADABLE);
         let result = match page {
+            Some(page) if page.reader == NO_ACCESS => Err(PageReadError::NoAccess(
+                "Cannot access contents of the page. Extension manifest must request permission to access the respective host.".to_string(),
+            )),
             Some(page) if page.reader == PDF_READER => Err(PageReadError::Pdf),
             Some(page) => Ok(page.clone()),
             None => Err(PageReadError::NotScriptable(
@@ -152,7 +159,8 @@ impl PageReader for StaticPages {
     }
 
     fn address(&self, tab_id: i64) -> LocalBoxFuture<'_, Option<String>> {
-        future::ready(self.0.get(&tab_id).map(|p| p.url.clone())).boxed_local()
+        let seen = self.0.get(&tab_id).filter(|p| p.reader != NO_ACCESS);
+        future::ready(seen.map(|p| p.url.clone())).boxed_local()
     }
 
     /// Found when the tab's text holds the passage's first 80 non-space characters (as the

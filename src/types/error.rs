@@ -251,6 +251,10 @@ pub enum PageReadError {
     /// PDF viewer) or the extension lacks access to it.
     #[error("the page cannot be scripted: {0}")]
     NotScriptable(String),
+    /// The extension has no access to this site: neither a host permission nor the
+    /// `activeTab` grant a toolbar click, the shortcut or the context menu gives.
+    #[error("the extension has no access to this page: {0}")]
+    NoAccess(String),
     /// The tab is gone.
     #[error("the tab no longer exists: {0}")]
     NoTab(String),

@@ -43,11 +43,14 @@ pub use crate::protocol::MAX_PAGE_CHARS;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ChromePages;
 
-/// Chrome's `executeScript` rejections: "No tab with id: 5" for a closed tab; anything else
-/// (chrome:// pages, the Web Store, missing host access) means the page cannot be scripted.
+/// Chrome's `executeScript` rejections: "No tab with id: 5" for a closed tab; "... must
+/// request permission to access ..." for a site without a host permission or an `activeTab`
+/// grant; anything else (chrome:// pages, the Web Store) means the page cannot be scripted.
 fn script_error(message: String) -> PageReadError {
     if message.starts_with("No tab with id") {
         PageReadError::NoTab(message)
+    } else if message.contains("must request permission to access") {
+        PageReadError::NoAccess(message)
     } else {
         PageReadError::NotScriptable(message)
     }

@@ -8,13 +8,19 @@
 //   space collapsed and a line-end hyphen kept, as the viewer gives it) explains with the
 //   selection's paragraph and page, in a popup window;
 // - an image-only PDF says it has no text layer; a 401 and an HTML body on the download say
-//   what went wrong; each run still ends with an answer.
+//   what went wrong; each run still ends with an answer;
+// - the `activeTab` path: a PDF on 127.0.0.2, a site the build under test has no host
+//   permission for (target/e2e-extension is dist/ with the test hooks, no `<all_urls>`),
+//   is not read from a popup opened without the toolbar (a notice says to click the icon),
+//   and is read and cited once the action runs on its tab (`Extensions.triggerAction`,
+//   support/action.mjs), asked in the real action popup.
 
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { OUTPUT_DIR, openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
+import { ACTION_DEBUGGING_FLAG, clickToolbarIcon } from './support/action.mjs';
 import { startHarness } from './support/harness.mjs';
 import { makeImageOnlyPdf, makePdf, servePdfs } from './support/pdf-server.mjs';
 import { askQuestion, readPopup, sourcesOf, waitForRunEnd } from './support/popup.mjs';
@@ -34,6 +40,8 @@ function longPaper(count) {
 
 let harness;
 let pdfs;
+/** The same paper on a loopback name outside the manifest's host permissions. */
+let elsewhere;
 
 before(async () => {
   const paper = await makePdf(PAGES, { title: 'Tidal Records' });
@@ -47,12 +55,14 @@ before(async () => {
     '/moved.pdf': { first: pdf(paper), then: html },
     '/long.pdf': pdf(await makePdf(longPaper(100), { title: 'A long report' })),
   });
-  harness = await startHarness('pdf');
+  elsewhere = await servePdfs({ '/paper.pdf': pdf(paper) }, { host: '127.0.0.2' });
+  harness = await startHarness('pdf', { args: [ACTION_DEBUGGING_FLAG] });
 });
 
 after(async () => {
   await harness?.close();
   await pdfs?.close();
+  await elsewhere?.close();
 });
 
 /** A tab showing `path` from the PDF server, its id, and the popup on it. */
@@ -182,5 +192,54 @@ test('a 100-page PDF: how long reading it takes and how many passages it gives (
   await mkdir(OUTPUT_DIR, { recursive: true });
   await writeFile(join(OUTPUT_DIR, 'pdf-100-pages.json'), `${JSON.stringify({ pages: 100, askToFirstRequestMs: readMs, passages: total }, null, 2)}\n`);
   await popup.close();
+  await page.close();
+});
+
+test('a PDF on a site without host access is read only after a toolbar click grants activeTab', async () => {
+  const { kl, llm } = harness;
+  const url = elsewhere.url('/paper.pdf');
+  const manifest = await kl.worker.evaluate(() => chrome.runtime.getManifest());
+  const hosts = [...(manifest.host_permissions ?? []), ...(manifest.content_scripts ?? []).flatMap((c) => c.matches)];
+  assert.ok(!hosts.some((h) => /<all_urls>|\*:\/\/\*\/|127\.0\.0\.2/.test(h)), `no host access to 127.0.0.2: ${JSON.stringify(hosts)}`);
+  const page = await kl.context.newPage();
+  await page.goto(url);
+  const tabId = await tabIdOf(kl.context, page);
+  assert.equal(elsewhere.hits('/paper.pdf'), 1, 'the viewer loaded the PDF once');
+
+  // Without the action: nothing is read, and the notice says how to let KnowledgeLens read it.
+  const plain = await openPopup(kl.context, kl.extId, tabId);
+  llm.script({ content: 'A general answer.' });
+  await askQuestion(plain, 'What was the highest tide on record?');
+  const refused = await waitForRunEnd(plain, { diagnostics: () => kl.recentLogs() });
+  assert.equal(refused.state, 'completed', `${JSON.stringify(refused)}\n${kl.recentLogs()}`);
+  assert.ok(refused.notices.some((n) => /has no access to this site yet: click its toolbar icon on the page/.test(n)), JSON.stringify(refused.notices));
+  assert.equal(elsewhere.hits('/paper.pdf'), 1, 'no download without access');
+  await plain.close();
+
+  // The toolbar icon, as Extensions.triggerAction clicks it: the real popup, on this tab.
+  await page.bringToFront();
+  const before = llm.chatRequests.length;
+  const popup = await clickToolbarIcon(kl, url);
+  try {
+    llm.script({ content: `The highest tide reached ${PAGE3_FACT} at Avonmouth in 1883 [p3].` });
+    await popup.evaluate((question) => {
+      const box = /** @type {HTMLTextAreaElement} */ (document.getElementById('question'));
+      box.value = question;
+      box.dispatchEvent(new Event('input', { bubbles: true }));
+      document.getElementById('ask').click();
+    }, 'What was the highest tide on record?');
+    // The popup shows the earlier answer until this run ends: wait for its model call first.
+    await waitUntil(() => llm.chatRequests.length > before, { timeout: 60_000, message: () => `the question from the action popup (hits ${elsewhere.hits('/paper.pdf')})\n${kl.recentLogs()}` });
+    const done = await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() });
+    assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+    assert.match(done.answer, new RegExp(PAGE3_FACT));
+    assert.ok(!done.notices.some((n) => /no access/.test(n)), JSON.stringify(done.notices));
+    assert.match(userText(before), /\[p3\] page 3\n/, 'the page-3 passage went to the model with its page');
+    const where = await popup.evaluate(() => document.querySelector('#source-p3 .source-where')?.textContent?.trim());
+    assert.equal(where, 'page 3');
+    assert.equal(elsewhere.hits('/paper.pdf'), 2, 'downloaded once in the tab, with the grant');
+  } finally {
+    await popup.close();
+  }
   await page.close();
 });

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use knowledgelens::ports::StateStore;
-use knowledgelens::service::{Ports, Service, UNREADABLE_PAGE};
+use knowledgelens::service::{Ports, Service, NO_ACCESS, UNREADABLE_PAGE};
 use knowledgelens::state::{self, RunStatus};
 use knowledgelens::testing::{
     FixedModel, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, StaticPages,
@@ -138,6 +138,29 @@ fn ask_captures_page_text_runs_and_snapshots() {
     assert_eq!(doc["page"]["reader"], "readability", "{doc}");
     // Events carry the session key.
     assert!(h.sink.events.borrow().iter().all(|e| e.session == "tab:3"));
+}
+
+#[test]
+fn a_page_without_access_says_to_click_the_toolbar_icon() {
+    let mut pages = BTreeMap::new();
+    let pdf = PageInfo {
+        url: "http://127.0.0.2/paper.pdf".into(),
+        reader: knowledgelens::testing::NO_ACCESS.into(),
+        ..Default::default()
+    };
+    pages.insert(5, pdf);
+    let h = harness_on(vec![Reply::text("A general answer.")], pages);
+    let reply = call(
+        &h,
+        json!({"id": 1, "type": "ask", "session": "tab:5", "tab_id": 5, "question": "What is this?"}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(reply["data"]["notices"][0], NO_ACCESS);
+    assert!(NO_ACCESS.contains("click its toolbar icon"));
+    let saved = futures::executor::block_on(state::load(h.sessions.as_ref(), "tab:5"))
+        .expect("load")
+        .expect("saved");
+    assert!(saved.page.is_none());
 }
 
 #[test]

@@ -78,17 +78,18 @@ export async function waitUntil(probe, { timeout = 15_000, interval = 100, messa
 
 /**
  * Launches Chromium with the extension loaded and waits for its service worker.
- * @param {{headless?: boolean, dist?: string, logName?: string|null}} [options]
- *   logName: also append the collected console lines to test-output/<logName>.log
+ * @param {{headless?: boolean, dist?: string, logName?: string|null, args?: string[]}} [options]
+ *   logName: also append the collected console lines to test-output/<logName>.log;
+ *   args: more Chromium flags
  * @returns {Promise<Launched>}
  */
-export async function launchExtension({ headless = true, dist = distDir(), logName = null } = {}) {
+export async function launchExtension({ headless = true, dist = distDir(), logName = null, args = [] } = {}) {
   const ext = requireBuiltExtension(dist);
   const userDataDir = await mkdtemp(join(tmpdir(), 'kl-e2e-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: process.env.KL_CHROMIUM || '/usr/bin/chromium',
     headless,
-    args: [...CHROMIUM_ARGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
+    args: [...CHROMIUM_ARGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`, ...args],
     viewport: { width: 1100, height: 800 },
   });
   let worker;

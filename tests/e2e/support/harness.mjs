@@ -10,13 +10,13 @@ const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
 /**
  * Starts the model server (`startModel`, the scripted OpenAI-compatible one unless given), the
- * fixture server and Chromium, with the model configured (and `provider`'s other settings);
- * `close()` stops all three.
+ * fixture server and Chromium (with more flags `args`), with the model configured (and
+ * `provider`'s other settings); `close()` stops all three.
  */
-export async function startHarness(logName, { startModel = startScriptedOpenAI, provider = {} } = {}) {
+export async function startHarness(logName, { startModel = startScriptedOpenAI, provider = {}, args = [] } = {}) {
   const llm = await startModel();
   const pages = await serveDirectory(FIXTURES);
-  const kl = await launchExtension({ logName });
+  const kl = await launchExtension({ logName, args });
   await configureProvider(kl.context, kl.extId, { ...provider, baseUrl: llm.baseUrl });
   return {
     llm,

@@ -47,12 +47,12 @@ export async function makeImageOnlyPdf(count = 2) {
 }
 
 /**
- * Serves `routes` on 127.0.0.1 until `close()`: each path maps to `{body, type}` (200) or to
- * `{first, then}` (the first request gets `first`, later ones `then`; each `{status?, body,
- * type}`). `url(path)` gives an address (paths start with `/`); `hits(path)` how often it was
- * requested.
+ * Serves `routes` on `host` (127.0.0.1 unless given) until `close()`: each path maps to
+ * `{body, type}` (200) or to `{first, then}` (the first request gets `first`, later ones
+ * `then`; each `{status?, body, type}`). `url(path)` gives an address (paths start with
+ * `/`); `hits(path)` how often it was requested.
  */
-export async function servePdfs(routes) {
+export async function servePdfs(routes, { host = '127.0.0.1' } = {}) {
   const hits = new Map();
   const server = createServer((req, res) => {
     const { pathname } = new URL(req.url, 'http://127.0.0.1');
@@ -63,6 +63,6 @@ export async function servePdfs(routes) {
     res.writeHead(answer.status ?? 200, { 'content-type': answer.type, 'cache-control': 'no-store' });
     res.end(answer.body);
   });
-  const served = await listenOnLoopback(server);
+  const served = await listenOnLoopback(server, host);
   return { ...served, hits: (path) => hits.get(path) ?? 0 };
 }

@@ -41,18 +41,18 @@ export async function serveDirectory(root) {
 }
 
 /**
- * Starts `server` on 127.0.0.1 (random port): its `origin`, `url(path)` and `close()`, which
+ * Starts `server` on `host` (127.0.0.1 unless given; random port): its `origin`, `url(path)` and `close()`, which
  * also ends open connections, so a hanging request never blocks a test's end.
  * @param {import('node:http').Server} server
  */
-export async function listenOnLoopback(server) {
+export async function listenOnLoopback(server, host = '127.0.0.1') {
   const sockets = new Set();
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  const origin = `http://127.0.0.1:${server.address().port}`;
+  await new Promise((done) => server.listen(0, host, done));
+  const origin = `http://${host}:${server.address().port}`;
   return {
     origin,
     url: (path = '') => `${origin}/${path.replace(/^\/+/, '')}`,
