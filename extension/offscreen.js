@@ -17,6 +17,11 @@ import { MAX_PAGE_CHARS, MAX_PDF_BYTES, PDF_PORT_NAME } from './protocol.gen.js'
 const VENDOR = chrome.runtime.getURL('vendor/pdfjs/');
 pdfjs.GlobalWorkerOptions.workerSrc = `${VENDOR}pdf.worker.min.mjs`;
 
+/** Most pages read of one PDF (the text cap usually ends the read long before). */
+const MAX_PDF_PAGES = 2_000;
+/** Longest one extraction may take (ms), however many pages are left. */
+const EXTRACT_DEADLINE_MS = 120_000;
+
 const fail = (kind, detail = '') => ({ error: { kind, detail: String(detail).slice(0, 300) } });
 
 /** The pages read so far, by the tab document they were read for. */
@@ -47,7 +52,11 @@ async function extract(bytes, meta) {
   try {
     const pages = [];
     let chars = 0;
-    for (let n = 1; n <= doc.numPages && chars <= MAX_PAGE_CHARS; n += 1) {
+    // A PDF of many pages without text never fills the text cap: the pages read and the time
+    // spent are capped too, so a hostile file cannot keep PDF.js busy for long.
+    const last = Math.min(doc.numPages, MAX_PDF_PAGES);
+    const until = Date.now() + EXTRACT_DEADLINE_MS;
+    for (let n = 1; n <= last && chars <= MAX_PAGE_CHARS && Date.now() < until; n += 1) {
       const page = await doc.getPage(n);
       const content = await page.getTextContent();
       // Marked-content entries carry no text: pageLines skips every item without one.

@@ -21,7 +21,7 @@
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), PDF_FETCH_TIMEOUT_MS);
     try {
-      const res = await fetch(location.href, { credentials: 'include', signal: abort.signal });
+      const res = await fetch(location.href, { credentials: 'same-origin', signal: abort.signal });
       if (!res.ok) return fail('http', res.statusText, res.status);
       const type = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
       const declared = Number(res.headers.get('content-length') ?? 0);
