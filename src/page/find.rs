@@ -19,7 +19,7 @@ fn ignored(c: char) -> bool {
 /// The paragraph of `text` holding the start of `selection`, and its page (from 1) when
 /// `text` has page breaks; `None` when the selection is not found.
 pub fn paragraph_around<'t>(text: &'t str, selection: &str) -> Option<(&'t str, Option<u32>)> {
-    let needle: Vec<char> = selection
+    let needle: String = selection
         .chars()
         .filter(|c| !ignored(*c))
         .take(NEEDLE_CHARS)
@@ -27,12 +27,16 @@ pub fn paragraph_around<'t>(text: &'t str, selection: &str) -> Option<(&'t str, 
     if needle.is_empty() {
         return None;
     }
-    // The kept characters of `text` with their byte offsets.
-    let kept: Vec<(usize, char)> = text.char_indices().filter(|(_, c)| !ignored(*c)).collect();
-    let at = kept
-        .windows(needle.len())
-        .position(|w| w.iter().map(|(_, c)| *c).eq(needle.iter().copied()))?;
-    let start = kept[at].0;
+    // The kept characters of `text`, and where each one starts in `text` (searched with
+    // `str::find`, linear in the text's length).
+    let mut kept = String::with_capacity(text.len());
+    let mut offsets: Vec<u32> = Vec::new();
+    for (at, c) in text.char_indices().filter(|(_, c)| !ignored(*c)) {
+        kept.push(c);
+        offsets.push(u32::try_from(at).ok()?);
+    }
+    let found = kept.find(&needle)?;
+    let start = *offsets.get(kept[..found].chars().count())? as usize;
     let para_start = text[..start].rfind("\n\n").map_or(0, |i| i + 2);
     let para_end = text[start..].find("\n\n").map_or(text.len(), |i| start + i);
     let breaks = text[..start].matches(PAGE_BREAK).count();
@@ -77,5 +81,50 @@ mod tests {
             paragraph_around("No breaks here.", "breaks").map(|(_, p)| p),
             Some(None)
         );
+    }
+
+    /// The first place the selection's kept characters appear, by brute force.
+    fn naive(text: &str, selection: &str) -> Option<usize> {
+        let needle: Vec<char> = selection
+            .chars()
+            .filter(|c| !ignored(*c))
+            .take(NEEDLE_CHARS)
+            .collect();
+        if needle.is_empty() {
+            return None;
+        }
+        let kept: Vec<(usize, char)> = text.char_indices().filter(|(_, c)| !ignored(*c)).collect();
+        let at = kept
+            .windows(needle.len())
+            .position(|w| w.iter().map(|(_, c)| *c).eq(needle.iter().copied()))?;
+        Some(kept[at].0)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// On any text of short words, breaks, hyphens and non-ASCII letters, a selection
+        /// cut from it (white space collapsed) is found in the paragraph the brute-force
+        /// search finds it in.
+        #[test]
+        fn finds_what_the_brute_force_search_finds(
+            words in proptest::collection::vec("[a-cé\\-]{1,4}|\n\n|\u{c}", 1..60),
+            from in 0usize..60,
+            len in 1usize..20,
+        ) {
+            let text = words.join(" ");
+            let chosen: Vec<&str> = words.iter().skip(from % words.len()).take(len).map(String::as_str).collect();
+            let selection = chosen.join(" ");
+            let found = paragraph_around(&text, &selection);
+            match naive(&text, &selection) {
+                None => proptest::prop_assert!(found.is_none()),
+                Some(start) => {
+                    let (paragraph, _) = found.expect("found where the brute force finds it");
+                    let para_start = text[..start].rfind("\n\n").map_or(0, |i| i + 2);
+                    let para_end = text[start..].find("\n\n").map_or(text.len(), |i| start + i);
+                    proptest::prop_assert_eq!(paragraph, text[para_start..para_end].trim());
+                }
+            }
+        }
     }
 }
