@@ -22,7 +22,7 @@ import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
 import { renderConversations } from './ui/conversations.js';
 import { openSidePanel, pageAccess, requestOrigin } from './ui/panel.js';
 import { createResearchControls, runningStatus } from './ui/research.js';
-import { createLocalModels } from './ui/local-models.js';
+import { createLocalModels, settingsUsing } from './ui/local-models.js';
 import { createSearchOffer } from './ui/search-offer.js';
 import { createStepsView, stepCounts } from './ui/steps.js';
 
@@ -595,14 +595,7 @@ async function useLocalModel({ provider, base_url: baseUrl, model, server }) {
   el['setup-note'].textContent = `Connecting to ${label}…`;
   try {
     const { configured: _configured, notice: _notice, ...current } = await connection.request(REQUESTS.GET_SETTINGS);
-    const fields = { base_url: baseUrl, model, api_key: '', context_window: 0 };
-    const settings = {
-      ...current,
-      provider,
-      ...fields,
-      prices: {},
-      profiles: { ...current.profiles, [provider]: { ...fields, prices: {} } },
-    };
+    const settings = settingsUsing(current, { provider, base_url: baseUrl, model });
     await connection.request(REQUESTS.SAVE_SETTINGS, { settings });
     const result = await connection.request(REQUESTS.TEST_CONNECTION, { settings });
     if (result.ok) {

@@ -23,6 +23,22 @@ export function useLabel(model, server) {
 }
 
 /**
+ * The saved settings `current` switched to a server found on this computer: its provider,
+ * Base URL and model, no key and the model's own context window, remembered in that
+ * provider's profile as Options does; prices are the user's business and start empty.
+ */
+export function settingsUsing(current, { provider, base_url: baseUrl, model }) {
+  const fields = { base_url: baseUrl, model, api_key: '', context_window: 0 };
+  return {
+    ...current,
+    provider,
+    ...fields,
+    prices: {},
+    profiles: { ...current.profiles, [provider]: { ...fields, prices: {} } },
+  };
+}
+
+/**
  * Wires the list into `container`. `request(type)` sends a request to the worker;
  * `onUse({provider, base_url, model, server})` is called for a click. `find()` looks again.
  * The container's `data-state` is `looking` or `done` (tests wait on it).
