@@ -69,31 +69,38 @@ pub enum StateError {
     Store(#[from] StoreError),
 }
 
-/// The schema `version` of a stored record, refused when it is missing or newer than this
-/// build's (never guessed at).
-pub(crate) fn check_version(text: &str) -> Result<u64, StateError> {
-    #[derive(FromJson)]
-    struct VersionOnly {
-        version: Option<u64>,
-    }
-    let peek: VersionOnly =
-        kljson::decode(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
-    let version = peek
-        .version
-        .ok_or_else(|| StateError::Corrupted("no version".into()))?;
+/// A stored record parsed once, with its schema `version`, refused when it is missing or
+/// newer than this build's (never guessed at).
+pub(crate) fn parse_versioned(text: &str) -> Result<(serde_json::Value, u64), StateError> {
+    let value = kljson::parse(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    let version = match value.get("version") {
+        None | Some(serde_json::Value::Null) => {
+            return Err(StateError::Corrupted("no version".into()))
+        }
+        Some(v) => v.as_u64().ok_or_else(|| {
+            StateError::Corrupted(format!("version: invalid value {v}, expected a number"))
+        })?,
+    };
     if version > u64::from(SCHEMA_VERSION) {
         return Err(StateError::NewerVersion(
             version.min(u64::from(u32::MAX)) as u32
         ));
     }
-    Ok(version)
+    Ok((value, version))
 }
 
 /// Decodes a head record: the state (without trajectory and page text) and how many
 /// trajectory entries belong to it. Never panics, whatever the input.
 pub fn decode_head(text: &str) -> Result<(SessionState, usize), StateError> {
-    let version = check_version(text)?;
-    let mut value = kljson::parse(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    let (value, version) = parse_versioned(text)?;
+    decode_head_value(value, version)
+}
+
+/// [`decode_head`] of a head record already parsed, of schema `version`.
+fn decode_head_value(
+    mut value: serde_json::Value,
+    version: u64,
+) -> Result<(SessionState, usize), StateError> {
     if version < u64::from(SCHEMA_VERSION) {
         // A head of an older version (2 on): its state brought to the current schema.
         upgrade_record(&mut value, version as u32).map_err(StateError::Corrupted)?;
@@ -133,17 +140,6 @@ pub(crate) fn upgrade_record(value: &mut serde_json::Value, version: u32) -> Res
     Ok(())
 }
 
-/// The schema version of a record older than the current one, if it is one.
-fn legacy_version(text: &str) -> Option<u32> {
-    #[derive(FromJson)]
-    struct VersionOnly {
-        version: Option<u64>,
-    }
-    let version = kljson::decode::<VersionOnly>(text).ok()?.version?;
-    // Version 2 has the current layout (a head plus entries): decode_head upgrades it.
-    (version == 1).then_some(1)
-}
-
 /// Encodes the head record of `state` (without cloning the trajectory or the page).
 pub fn encode_head(state: &mut SessionState) -> String {
     let trajectory = std::mem::take(&mut state.trajectory);
@@ -180,11 +176,12 @@ pub async fn load_with_head(
     session: &str,
     text: &str,
 ) -> Result<SessionState, StateError> {
-    if let Some(version) = legacy_version(text) {
-        // An older record: migrate it, and store it in the current layout.
-        let value: serde_json::Value =
-            kljson::parse_value(text).map_err(|e| StateError::Corrupted(e.to_string()))?;
-        let mut state = migrate::to_current(value, version)?;
+    let (value, version) = parse_versioned(text)?;
+    if version == 1 {
+        // One inline record per session: migrate it, and store it in the current layout
+        // (version 2 on has the current layout, a head plus entries, which
+        // `decode_head_value` brings up to date).
+        let mut state = migrate::to_current(value, 1)?;
         if state.session != session {
             return Err(StateError::Corrupted(format!(
                 "record of session {} stored under {session}",
@@ -194,7 +191,7 @@ pub async fn load_with_head(
         save(store, &mut state).await?;
         return Ok(state);
     }
-    let (mut state, entries) = decode_head(text)?;
+    let (mut state, entries) = decode_head_value(value, version)?;
     if state.session != session {
         return Err(StateError::Corrupted(format!(
             "record of session {} stored under {session}",

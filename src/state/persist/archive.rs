@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::{
-    check_version, drop_oldest_finished, eviction_may_fit, log_store_error, upgrade_record,
+    drop_oldest_finished, eviction_may_fit, log_store_error, parse_versioned, upgrade_record,
     StateError, Write,
 };
 use crate::ports::{StateStore, StoreError};
@@ -205,8 +205,7 @@ pub async fn load_archived(
     let Some(text) = store.get(id).await? else {
         return Ok(None);
     };
-    let version = check_version(&text)?;
-    let mut value = kljson::parse(&text).map_err(|e| StateError::Corrupted(e.to_string()))?;
+    let (mut value, version) = parse_versioned(&text)?;
     if version < u64::from(SCHEMA_VERSION) {
         // A conversation archived by an older version: its state migrated like a session's.
         upgrade_record(&mut value, version as u32).map_err(StateError::Corrupted)?;
