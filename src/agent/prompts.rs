@@ -54,7 +54,6 @@ pub const TEMPLATES: [BuiltinTemplate; 7] = [
             "no_page",
             "explain_request",
             "explain_close",
-            "earlier_turns",
             "explained_selection",
         ],
     },
@@ -276,20 +275,11 @@ fn conversation_with(
             templates.context.render(&summary, &["summary"])?,
         ));
     }
-    // After the first turn, each question (earlier ones too, so a request starts with the
-    // bytes of the one before it) comes after a line saying the turns above are context,
-    // not instructions: what one answer carried from the page never steers the next.
-    let earlier = || {
-        templates
-            .user
-            .render(&Context::new(), &["earlier_turns"])
-            .map(user)
-    };
     let covered = context::covered_turns(state);
-    for (i, turn) in state.turns.iter().enumerate().skip(covered) {
-        if i > 0 {
-            messages.push(earlier()?);
-        }
+    // Earlier turns follow one another with nothing between them, so a follow-up's request
+    // starts with the bytes of the one before it and its answer (the model server's prompt
+    // cache); the system text says they are context, not instructions.
+    for turn in state.turns.iter().skip(covered) {
         let cut = |text: &str| {
             if fit.cut_turns {
                 context::cut_result(text)
@@ -310,9 +300,6 @@ fn conversation_with(
     }
     if let Some(notes) = notes_with(state, templates)? {
         messages.push(ChatMessage::new(Role::User, notes));
-    }
-    if !state.turns.is_empty() {
-        messages.push(earlier()?);
     }
     let given = question_passages(state, fit);
     messages.extend(page_extra(state, templates, &given.extra)?.map(user));

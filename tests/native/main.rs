@@ -19,6 +19,7 @@ mod page_tools;
 mod passages;
 mod phases;
 mod prompt_cache;
+mod prompt_costs;
 mod prompts;
 mod reasoning;
 mod reflexion;
