@@ -128,10 +128,21 @@ const passages = createPassageCitations({
   preview: document.getElementById('passage-preview'),
   sources: () => (state.archived ?? state.view)?.sources ?? [],
   locate: (text) => connection.request(REQUESTS.LOCATE_PASSAGE, { session: state.session, text }),
-  // A PDF passage: the session's tab opens at the page (the viewer follows `#page=N`).
+  // A PDF passage: the session's tab opens at the page. Chrome's viewer reads `#page=N` when
+  // it loads, not when only the fragment changes (Chromium 156, measured in pdf.test.mjs):
+  // a tab already showing the PDF is reloaded at the new address.
   openPage: async (url) => {
     if (state.tabId === null) throw new Error('This conversation has no tab to show the PDF in.');
-    await chrome.tabs.update(state.tabId, { url });
+    const tabId = state.tabId;
+    const shown = await chrome.tabs.get(tabId);
+    const same = (a) => String(a ?? '').split('#')[0] === url.split('#')[0];
+    await chrome.tabs.update(tabId, { url });
+    if (!same(shown.url) && !same(shown.pendingUrl)) return;
+    // Reloaded once the tab is at the new address (else the reload would load the old one).
+    for (let tries = 0; tries < 40 && (await chrome.tabs.get(tabId)).url !== url; tries += 1) {
+      await new Promise((done) => { setTimeout(done, 50); });
+    }
+    await chrome.tabs.reload(tabId);
   },
   onResult: (error) => {
     if (error) showRequestError(error);
