@@ -4,7 +4,7 @@
 // so a 401 or an HTML body on the second request is what a test of those errors needs).
 
 import { createServer } from 'node:http';
-import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
+import { PDFDocument, StandardFonts, TextRenderingMode, rgb, setTextRenderingMode } from 'pdf-lib';
 import { listenOnLoopback } from './static-server.mjs';
 
 /**
@@ -31,6 +31,34 @@ export async function makePdf(pages, { title = 'Test paper', header = 'Journal o
     }
     page.drawText(String(i + 1), { x: 290, y: 40, size: 9, font });
   });
+  return Buffer.from(await doc.save());
+}
+
+/** A 2 x 2 grey PNG: a scanned page's image, as far as a test goes. */
+const GREY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAAAAABX3VL4AAAADklEQVR4nGNgYGBgYAAAAAUAAXpeqz8AAAAASUVORK5CYII=', 'base64');
+
+/**
+ * A two-page PDF with text drawn invisibly (text rendering mode 3): page 1 has the lines
+ * `visible` drawn as usual and `hidden` drawn invisibly on the blank page; page 2 is a "scan":
+ * an image over the whole page and the lines `ocr` drawn invisibly over it (an OCR text layer).
+ * @param {{visible: string[], hidden: string[], ocr: string[]}} lines
+ */
+export async function makeInvisibleTextPdf({ visible, hidden, ocr }) {
+  const doc = await PDFDocument.create();
+  doc.setTitle('Minutes of the harbour board');
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const image = await doc.embedPng(GREY_PNG);
+  const invisibly = (page, text, y) => {
+    page.pushOperators(setTextRenderingMode(TextRenderingMode.Invisible));
+    page.drawText(text, { x: 72, y, size: 11, font });
+    page.pushOperators(setTextRenderingMode(TextRenderingMode.Fill));
+  };
+  const first = doc.addPage([595, 842]);
+  visible.forEach((text, i) => first.drawText(text, { x: 72, y: 760 - i * 14, size: 11, font }));
+  hidden.forEach((text, i) => invisibly(first, text, 500 - i * 14));
+  const scan = doc.addPage([595, 842]);
+  scan.drawImage(image, { x: 0, y: 0, width: 595, height: 842 });
+  ocr.forEach((text, i) => invisibly(scan, text, 760 - i * 14));
   return Buffer.from(await doc.save());
 }
 
