@@ -12,9 +12,9 @@
 // current transform, form XObjects, the text matrix and text state), enough to place each
 // run of text: where it starts and ends on the page, in the page space of the text items'
 // `transform`. Glyph widths are taken in thousandths of the type size (Type 3 fonts with
-// another font matrix are placed approximately). Known limit: PDF.js joins a visible run and
-// an invisible run that continues it on the same line into one text item; such an item
-// starts visible and is kept.
+// another font matrix are placed approximately). PDF.js joins a visible run and an invisible
+// run that continues it on the same line into one text item: such an item is dropped whole
+// (the visible words with it), since its text cannot be split where the invisible run began.
 
 /** @typedef {number[]} Matrix [a, b, c, d, e, f] */
 /** @typedef {{x0: number, y0: number, x1: number, y1: number, size: number}} Run a run of
@@ -139,7 +139,7 @@ export function pageMarks(fnArray, argsArray, ops) {
 /** Whether the point (x, y) lies in `box` (a point's worth of slack). */
 const inside = (box, x, y) => x >= box.x0 - 1 && x <= box.x1 + 1 && y >= box.y0 - 1 && y <= box.y1 + 1;
 
-/** Whether an item starting at (x, y) starts on `run`: on its baseline, from its start to before its end. */
+/** Whether a point (x, y) lies on `run`: on its baseline, from its start to before its end. */
 function startsOn(run, x, y) {
   const dx = run.x1 - run.x0;
   const dy = run.y1 - run.y0;
@@ -152,9 +152,10 @@ function startsOn(run, x, y) {
 }
 
 /**
- * The text items a reader sees: without those that start on a run of invisible text, unless
- * an image is painted under that run (its middle inside the image's box).
- * @template {{transform: number[]}} T
+ * The text items a reader sees: without those that start on a run of invisible text or that
+ * such a run begins inside of, unless an image is painted under that run (its middle inside
+ * the image's box).
+ * @template {{transform: number[], width?: number}} T
  * @param {T[]} items PDF.js text items (marked-content entries, which have no transform, pass)
  * @param {{hidden: Run[], images: Box[]}} marks what `pageMarks` found on the page
  * @returns {T[]}
@@ -168,8 +169,12 @@ export function visibleItems(items, { hidden, images }) {
   if (!dropped.length) return items;
   return items.filter((item) => {
     if (!Array.isArray(item?.transform)) return true;
-    const x = Number(item.transform[4]);
-    const y = Number(item.transform[5]);
-    return !dropped.some((run) => startsOn(run, x, y));
+    const [a, b, c, d, x, y] = item.transform.map(Number);
+    if (dropped.some((run) => startsOn(run, x, y))) return false;
+    // An item that an invisible run begins inside of (PDF.js joined them).
+    const scale = Math.hypot(a, b) || 1;
+    const width = Number(item.width) || 0;
+    const along = { x0: x, y0: y, x1: x + (a / scale) * width, y1: y + (b / scale) * width, size: Math.hypot(c, d) || scale };
+    return !dropped.some((run) => startsOn(along, run.x0, run.y0));
   });
 }

@@ -2,7 +2,8 @@
 // build, for Node): text drawn with text rendering mode 3 (invisible) or 7 (clip only) is
 // dropped where no image is painted under it (a prompt-injection defence) and kept over an
 // image (an OCR'd scan's text layer); the mode follows save and restore; placing the runs
-// follows the leading of multi-line text and a form XObject drawn moved and scaled.
+// follows the leading of multi-line text and a form XObject drawn moved and scaled; an
+// invisible run joined by PDF.js to the visible line it continues takes that line with it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -129,4 +130,17 @@ test('multi-line invisible text is placed line by line (the leading), and so is 
   const { all, shown } = await readLines(bytes);
   assert.ok(all.includes('Hidden inside a form.') && all.includes('Third hidden line.'), JSON.stringify(all));
   assert.deepEqual(shown, ['Visible first line.', 'Visible below the hidden lines.', 'Visible inside a form.']);
+});
+
+test('invisible text that continues a visible line (PDF.js joins them into one item) is dropped with that line', async () => {
+  const visible = 'The tide rose at noon. ';
+  const bytes = await makePage((page, { font }) => {
+    page.drawText('A line of its own.', { x: 72, y: 760, size: 11, font });
+    page.drawText(visible, { x: 72, y: 700, size: 11, font });
+    drawIn(page, TextRenderingMode.Invisible, INJECTION, { x: 72 + font.widthOfTextAtSize(visible, 11), y: 700, size: 11, font });
+    page.drawText('The next visible line.', { x: 72, y: 686, size: 11, font });
+  });
+  const { all, shown } = await readLines(bytes);
+  assert.ok(all.includes(`${visible}${INJECTION}`), `PDF.js joins them: ${JSON.stringify(all)}`);
+  assert.deepEqual(shown, ['A line of its own.', 'The next visible line.']);
 });
