@@ -259,8 +259,16 @@ async function startRun(type, fields) {
   state.askPending = true;
   state.requestError = null;
   render();
+  const askedAt = Date.now();
+  const send = () => connection.request(type, { session: state.session, tab_id: state.tabId, max_steps: steps, ...fields });
   try {
-    const view = await connection.request(type, { session: state.session, tab_id: state.tabId, max_steps: steps, ...fields });
+    let view;
+    try {
+      view = await send();
+    } catch (err) {
+      if (/** @type {any} */ (err)?.kind !== 'disconnected') throw err;
+      view = await sendAgainAfterRestart(send, askedAt);
+    }
     adopt(view);
     searchOffer.offer(view);
     return true;
@@ -271,6 +279,29 @@ async function startRun(type, fields) {
     state.askPending = false;
     render();
   }
+}
+
+/**
+ * After the worker stopped before answering a run's request: once this page has reconnected,
+ * the run itself if the worker saved it before it stopped (the next worker goes on with it),
+ * else the request sent once more. A run is saved once its page is read, so a worker stopped
+ * while a long page (a PDF) is read loses the question: asked again, the page's reading still
+ * under way in the tab is joined, not begun again.
+ * @template T
+ * @param {() => Promise<T>} send
+ * @param {number} askedAt Date.now() when the request was first sent
+ * @returns {Promise<T | import('./protocol.gen.js').SessionView>}
+ */
+async function sendAgainAfterRestart(send, askedAt) {
+  for (let waited = 0; !state.connected; waited += 100) {
+    if (waited > 30_000) throw new Error('KnowledgeLens could not reconnect to its background worker; ask again.');
+    await new Promise((done) => { setTimeout(done, 100); });
+  }
+  // Saved since it was asked: a run under way or over (a session never saved shows as idle,
+  // with the time it was read as its own).
+  const now = await connection.request(REQUESTS.SNAPSHOT, { session: state.session });
+  if (now.status !== 'idle' && now.updated_at >= askedAt) return now;
+  return send();
 }
 
 async function ask() {
