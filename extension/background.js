@@ -180,7 +180,8 @@ chrome.runtime.onConnect.addListener((port) => {
     acceptPanel(port);
     return;
   }
-  // A PDF tab's download, for the offscreen document (offscreen.js): not the worker's.
+  // A PDF tab's download, for the offscreen document (offscreen.js), or the offscreen
+  // document's own port, which tells it when this worker stops: left open, not the worker's.
   if (port.name === PDF_PORT_NAME) return;
   // Only this extension's pages may hear every session's events (never a content script).
   if (port.name !== PORT_NAME || !isOwnExtensionPage(port.sender, chrome.runtime)) {

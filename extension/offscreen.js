@@ -7,10 +7,12 @@
 // size}, the bytes as base64 chunks ({type: "chunk", data}), then {type: "end"}. The page the
 // worker reads is {title, url, text, reader: "pdf", lang, pages} or {error: {kind, detail}}.
 // This document outlives the service worker, so a read cut by a worker stop is not redone.
-// The PDF's text is data: it is never put into a DOM or run.
+// The PDF's text is data: it is never put into a DOM or run. Text drawn invisibly, where no
+// image lies under it, is left out (pdf-hidden.js).
 
 import * as pdfjs from './vendor/pdfjs/pdf.min.mjs';
 import { PdfCache } from './pdf-cache.js';
+import { pageMarks, visibleItems } from './pdf-hidden.js';
 import { documentText, dropRunningLines, pageLines, paragraphs } from './pdf-text.js';
 import { MAX_PAGE_CHARS, MAX_PDF_BYTES, PDF_PORT_NAME } from './protocol.gen.js';
 
@@ -59,8 +61,16 @@ async function extract(bytes, meta) {
     for (let n = 1; n <= last && chars <= MAX_PAGE_CHARS && Date.now() < until; n += 1) {
       const page = await doc.getPage(n);
       const content = await page.getTextContent();
+      let items = /** @type {any[]} */ (content.items);
+      // Text drawn invisibly is dropped unless an image lies under it (pdf-hidden.js): only
+      // a page with text needs its operator list (annotations, which the text leaves out too,
+      // aside).
+      if (items.some((item) => typeof item?.str === 'string' && item.str.trim())) {
+        const list = await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE });
+        items = visibleItems(items, pageMarks(list.fnArray, list.argsArray, pdfjs.OPS));
+      }
       // Marked-content entries carry no text: pageLines skips every item without one.
-      const lines = pageLines(/** @type {any[]} */ (content.items), page.view[2] - page.view[0]);
+      const lines = pageLines(items, page.view[2] - page.view[0]);
       chars += lines.reduce((sum, l) => sum + l.text.length + 1, 0);
       pages.push(lines);
       page.cleanup();
@@ -152,6 +162,34 @@ function accept(port) {
   });
 }
 
+// Every port a popup, the side panel or Options opens to the worker reaches this document too
+// (runtime.connect goes to every extension context listening), and stays open while any end
+// that received it does: held here, it would outlive the worker, and the page would never
+// see the worker stop nor reconnect to the next one. Closing it here at once closes it for
+// the page too (Chromium 156). So this document holds such ports only while the worker that
+// received them runs: a port of its own to the worker (PDF_PORT_NAME, which the worker leaves
+// open) tells it when that worker stops, and then it closes them, as the worker's end did.
+/** Pages' ports to the worker that reached this document too. */
+const others = new Set();
+/** This document's port to the running worker, or null. */
+let watch = null;
+
+function watchWorker() {
+  if (watch) return;
+  watch = chrome.runtime.connect({ name: PDF_PORT_NAME });
+  watch.onDisconnect.addListener(() => {
+    watch = null;
+    for (const port of others) port.disconnect();
+    others.clear();
+  });
+}
+
 chrome.runtime.onConnect.addListener((port) => {
-  if (port.name === PDF_PORT_NAME) accept(port);
+  if (port.name === PDF_PORT_NAME) {
+    accept(port);
+    return;
+  }
+  others.add(port);
+  port.onDisconnect.addListener(() => others.delete(port));
+  watchWorker();
 });

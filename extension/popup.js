@@ -128,10 +128,21 @@ const passages = createPassageCitations({
   preview: document.getElementById('passage-preview'),
   sources: () => (state.archived ?? state.view)?.sources ?? [],
   locate: (text) => connection.request(REQUESTS.LOCATE_PASSAGE, { session: state.session, text }),
-  // A PDF passage: the session's tab opens at the page (the viewer follows `#page=N`).
+  // A PDF passage: the session's tab opens at the page. Chrome's viewer reads `#page=N` when
+  // it loads, not when only the fragment changes (Chromium 156, measured in pdf.test.mjs):
+  // a tab already showing the PDF is reloaded at the new address.
   openPage: async (url) => {
     if (state.tabId === null) throw new Error('This conversation has no tab to show the PDF in.');
-    await chrome.tabs.update(state.tabId, { url });
+    const tabId = state.tabId;
+    const shown = await chrome.tabs.get(tabId);
+    const same = (a) => String(a ?? '').split('#')[0] === url.split('#')[0];
+    await chrome.tabs.update(tabId, { url });
+    if (!same(shown.url) && !same(shown.pendingUrl)) return;
+    // Reloaded once the tab is at the new address (else the reload would load the old one).
+    for (let tries = 0; tries < 40 && (await chrome.tabs.get(tabId)).url !== url; tries += 1) {
+      await new Promise((done) => { setTimeout(done, 50); });
+    }
+    await chrome.tabs.reload(tabId);
   },
   onResult: (error) => {
     if (error) showRequestError(error);
@@ -248,8 +259,16 @@ async function startRun(type, fields) {
   state.askPending = true;
   state.requestError = null;
   render();
+  const askedAt = Date.now();
+  const send = () => connection.request(type, { session: state.session, tab_id: state.tabId, max_steps: steps, ...fields });
   try {
-    const view = await connection.request(type, { session: state.session, tab_id: state.tabId, max_steps: steps, ...fields });
+    let view;
+    try {
+      view = await send();
+    } catch (err) {
+      if (/** @type {any} */ (err)?.kind !== 'disconnected') throw err;
+      view = await sendAgainAfterRestart(send, askedAt);
+    }
     adopt(view);
     searchOffer.offer(view);
     return true;
@@ -260,6 +279,29 @@ async function startRun(type, fields) {
     state.askPending = false;
     render();
   }
+}
+
+/**
+ * After the worker stopped before answering a run's request: once this page has reconnected,
+ * the run itself if the worker saved it before it stopped (the next worker goes on with it),
+ * else the request sent once more. A run is saved once its page is read, so a worker stopped
+ * while a long page (a PDF) is read loses the question: asked again, the page's reading still
+ * under way in the tab is joined, not begun again.
+ * @template T
+ * @param {() => Promise<T>} send
+ * @param {number} askedAt Date.now() when the request was first sent
+ * @returns {Promise<T | import('./protocol.gen.js').SessionView>}
+ */
+async function sendAgainAfterRestart(send, askedAt) {
+  for (let waited = 0; !state.connected; waited += 100) {
+    if (waited > 30_000) throw new Error('KnowledgeLens could not reconnect to its background worker; ask again.');
+    await new Promise((done) => { setTimeout(done, 100); });
+  }
+  // Saved since it was asked: a run under way or over (a session never saved shows as idle,
+  // with the time it was read as its own).
+  const now = await connection.request(REQUESTS.SNAPSHOT, { session: state.session });
+  if (now.status !== 'idle' && now.updated_at >= askedAt) return now;
+  return send();
 }
 
 async function ask() {

@@ -222,9 +222,14 @@ pub trait PageReader {
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>>;
 
     /// Reads the PDF tab `tab_id` shows (after [`PageReader::read`] said
-    /// [`PageReadError::Pdf`]): downloaded in the tab, its text extracted page by page.
-    /// Readers that cannot read PDFs say [`PdfReadError::Unsupported`].
-    fn read_pdf(&self, _tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PdfReadError>> {
+    /// [`PageReadError::Pdf`]): downloaded in the tab, its text extracted page by page; in
+    /// `document` (the document `read` saw) when given, so a tab that has moved on since is
+    /// not read instead. Readers that cannot read PDFs say [`PdfReadError::Unsupported`].
+    fn read_pdf<'a>(
+        &'a self,
+        _tab_id: i64,
+        _document: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<PageInfo, PdfReadError>> {
         futures::future::ready(Err(PdfReadError::Unsupported)).boxed_local()
     }
 

@@ -386,8 +386,8 @@ impl Service {
         let notice = match result {
             Ok(page) => return Some(page),
             Err(None) => PageReadError::Timeout.to_string(),
-            Err(Some(PageReadError::Pdf)) => {
-                return self.read_pdf(tab, notices).await;
+            Err(Some(PageReadError::Pdf { document })) => {
+                return self.read_pdf(tab, document.as_deref(), notices).await;
             }
             Err(Some(PageReadError::NotScriptable(_))) => {
                 match pages.address(tab).await.as_deref().map(is_pdf_file) {
@@ -406,8 +406,13 @@ impl Service {
     }
 
     /// The text of the PDF tab `tab` shows, or `None` with a notice saying why not.
-    async fn read_pdf(&self, tab: i64, notices: &mut Vec<String>) -> Option<PageInfo> {
-        let read = self.ports.pages.read_pdf(tab);
+    async fn read_pdf(
+        &self,
+        tab: i64,
+        document: Option<&str>,
+        notices: &mut Vec<String>,
+    ) -> Option<PageInfo> {
+        let read = self.ports.pages.read_pdf(tab, document);
         match self.within(PDF_READ_TIMEOUT_MS, read).await {
             Ok(page) => {
                 if let Some((read, total)) = page.pages_read().filter(|(r, t)| r < t) {

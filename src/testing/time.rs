@@ -124,6 +124,12 @@ impl EventSink for RecordingSink {
 #[derive(Default)]
 pub struct StaticPages(pub BTreeMap<i64, PageInfo>);
 
+/// The document id [`StaticPages`] gives the PDF in tab `tab_id` (what Chrome's
+/// `InjectionResult.documentId` is to the extension).
+pub fn document_of(tab_id: i64) -> String {
+    format!("document-of-tab-{tab_id}")
+}
+
 /// The `reader` of a [`StaticPages`] page that cannot be scripted but has an address.
 pub const UNREADABLE: &str = "unreadable";
 
@@ -139,7 +145,9 @@ impl PageReader for StaticPages {
             Some(page) if page.reader == NO_ACCESS => Err(PageReadError::NoAccess(
                 "Cannot access contents of the page. Extension manifest must request permission to access the respective host.".to_string(),
             )),
-            Some(page) if page.reader == PDF_READER => Err(PageReadError::Pdf),
+            Some(page) if page.reader == PDF_READER => Err(PageReadError::Pdf {
+                document: Some(document_of(tab_id)),
+            }),
             Some(page) => Ok(page.clone()),
             None => Err(PageReadError::NotScriptable(
                 "Cannot access contents of the page".to_string(),
@@ -148,8 +156,16 @@ impl PageReader for StaticPages {
         future::ready(result).boxed_local()
     }
 
-    /// A PDF without text is a scan.
-    fn read_pdf(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PdfReadError>> {
+    /// A PDF without text is a scan. The document must be the one `read` named: another
+    /// (or none) is a bug in the caller, and reads as the tab having moved on.
+    fn read_pdf<'a>(
+        &'a self,
+        tab_id: i64,
+        document: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<PageInfo, PdfReadError>> {
+        if document != Some(document_of(tab_id).as_str()) {
+            return future::ready(Err(PdfReadError::Gone)).boxed_local();
+        }
         let result = match self.0.get(&tab_id).filter(|p| p.reader == PDF_READER) {
             Some(page) if page.text.trim().is_empty() => Err(PdfReadError::Scanned),
             Some(page) => Ok(page.clone()),

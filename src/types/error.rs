@@ -265,9 +265,14 @@ pub enum PageReadError {
     /// abandoned.
     #[error("The page took more than {} s to read; answering without its text.", crate::types::page::PAGE_READ_TIMEOUT_MS / 1000)]
     Timeout,
-    /// The tab shows a PDF in Chrome's viewer: `PageReader::read_pdf` reads it.
+    /// The tab shows a PDF in Chrome's viewer: `PageReader::read_pdf` reads it, in the
+    /// document seen here (`document`: the browser's id of the tab's top document, when it
+    /// gave one), so that a tab which moved on in between is not read in its place.
     #[error("the tab shows a PDF")]
-    Pdf,
+    Pdf {
+        /// The top document's id (`chrome.scripting` `InjectionResult.documentId`).
+        document: Option<String>,
+    },
 }
 
 /// Why a PDF's text could not be read: each message is the notice a run shows.
@@ -296,6 +301,9 @@ pub enum PdfReadError {
     /// The PDF is damaged, encrypted, or the reader failed.
     #[error("The PDF could not be read ({0}); this question is answered without its text.")]
     Failed(String),
+    /// The tab left the PDF (navigated or reloaded) between finding it and reading it.
+    #[error("The tab no longer shows the PDF it showed when you asked; ask again on the page it shows now. This question is answered without its text.")]
+    Gone,
     /// This reader cannot read PDFs.
     #[error("PDFs cannot be read here; this question is answered without its text.")]
     Unsupported,

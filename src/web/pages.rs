@@ -73,9 +73,13 @@ async fn read_tab(tab_id: i64) -> Result<PageInfo, PageReadError> {
     let first = Array::from(&results).get(0);
     let result = Reflect::get(&first, &"result".into())
         .map_err(|_| PageReadError::BadResult("no result".to_string()))?;
-    // The reader says when the tab shows a PDF (in Chrome's viewer): `read_pdf` reads it.
+    // The reader says when the tab shows a PDF (in Chrome's viewer): `read_pdf` reads it,
+    // in the document this result came from.
     if Reflect::get(&result, &"pdf".into()).is_ok_and(|v| v.is_truthy()) {
-        return Err(PageReadError::Pdf);
+        let document = Reflect::get(&first, &"documentId".into())
+            .ok()
+            .and_then(|v| v.as_string());
+        return Err(PageReadError::Pdf { document });
     }
     let mut page: PageInfo = from_js(result).map_err(|e| PageReadError::BadResult(e.message))?;
     if let Some(cut) = crate::types::text::char_start(&page.text, MAX_PAGE_CHARS) {
@@ -138,8 +142,12 @@ impl PageReader for ChromePages {
         read_tab(tab_id).boxed_local()
     }
 
-    fn read_pdf(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PdfReadError>> {
-        super::pdf::read_pdf(tab_id).boxed_local()
+    fn read_pdf<'a>(
+        &'a self,
+        tab_id: i64,
+        document: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<PageInfo, PdfReadError>> {
+        super::pdf::read_pdf(tab_id, document).boxed_local()
     }
 
     fn address(&self, tab_id: i64) -> LocalBoxFuture<'_, Option<String>> {

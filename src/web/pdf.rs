@@ -75,21 +75,40 @@ async fn ensure_offscreen() -> Result<(), JsError> {
     }
 }
 
-/// Reads the PDF of tab `tab_id`.
-pub async fn read_pdf(tab_id: i64) -> Result<PageInfo, PdfReadError> {
+/// Reads the PDF of tab `tab_id`, in its top document `document` when given (the one the
+/// page reader found showing the PDF: if the tab has moved on, Chrome refuses, and the
+/// run says the PDF is no longer shown instead of reading whatever the tab shows now).
+pub async fn read_pdf(tab_id: i64, document: Option<&str>) -> Result<PageInfo, PdfReadError> {
     ensure_offscreen().await.map_err(failed)?;
     let scripting = chrome(&["scripting"]).map_err(failed)?;
-    let frames: Array = std::iter::once(JsValue::from_f64(0.0)).collect();
+    // `documentIds` and `frameIds` exclude each other; a document id names one frame.
+    let (key, ids): (&str, Array) = match document {
+        Some(id) => (
+            "documentIds",
+            std::iter::once(JsValue::from_str(id)).collect(),
+        ),
+        None => (
+            "frameIds",
+            std::iter::once(JsValue::from_f64(0.0)).collect(),
+        ),
+    };
     let target = object(&[
         ("tabId", JsValue::from_f64(tab_id as f64)),
-        ("frameIds", frames.into()),
+        (key, ids.into()),
     ])
     .map_err(failed)?;
     let files: Array = PDF_SCRIPTS.iter().map(|f| JsValue::from_str(f)).collect();
     let details = object(&[("target", target.into()), ("files", files.into())]).map_err(failed)?;
     let results = call(&scripting, "executeScript", &[details.into()])
         .await
-        .map_err(failed)?;
+        .map_err(|e| {
+            // "No document with id ...": the tab left that document (navigated, reloaded).
+            if e.message.contains("No document with id") {
+                PdfReadError::Gone
+            } else {
+                failed(e)
+            }
+        })?;
     let result = Reflect::get(&Array::from(&results).get(0), &"result".into())
         .map_err(|_| PdfReadError::Failed("no result".to_string()))?;
     let error = Reflect::get(&result, &"error".into()).unwrap_or(JsValue::UNDEFINED);

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use knowledgelens::ports::StateStore;
+use knowledgelens::ports::{PageReader, StateStore};
 use knowledgelens::service::{Ports, Service, NO_ACCESS, UNREADABLE_PAGE};
 use knowledgelens::state::{self, RunStatus};
 use knowledgelens::testing::{
     FixedModel, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, StaticPages,
 };
-use knowledgelens::types::{ChatMessage, PageInfo, Role};
+use knowledgelens::types::{ChatMessage, PageInfo, PdfReadError, Role};
 use serde_json::{json, Value};
 
 struct Harness {
@@ -687,4 +687,49 @@ fn a_lone_surrogate_in_a_question_is_replaced_not_refused() {
         .messages
         .iter()
         .any(|m| m.content.contains("What is \u{FFFD}?")));
+}
+
+#[test]
+fn a_pdf_is_read_in_the_document_the_page_reader_found_and_a_cut_one_says_which_pages() {
+    // StaticPages reads a PDF only in the document its `read` named (as Chrome's
+    // `documentIds` target does): the run must hand that document on.
+    let mut pages = BTreeMap::new();
+    let pdf = PageInfo {
+        title: "Tidal Records".into(),
+        url: "https://example.com/papers/42".into(),
+        text: "\u{c}The gauges stood at Sharpness.\n\n\u{c}The highest tide was in 1883.\n\n"
+            .into(),
+        reader: knowledgelens::types::page::PDF_READER.into(),
+        pages: 5,
+        ..Default::default()
+    };
+    pages.insert(6, pdf);
+    let h = harness_on(vec![Reply::text("In 1883 [p2].")], pages);
+    let reply = call(
+        &h,
+        json!({"id": 1, "type": "ask", "session": "tab:6", "tab_id": 6, "question": "When was the highest tide?"}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(
+        reply["data"]["notices"],
+        json!(["This PDF is longer than KnowledgeLens reads: only pages 1-2 of 5 were read."])
+    );
+    let sent = &h.llm.requests.borrow()[0];
+    let page = &sent.messages[1].content;
+    assert!(page.contains("The highest tide was in 1883."), "{page}");
+    let saved = futures::executor::block_on(state::load(h.sessions.as_ref(), "tab:6"))
+        .expect("load")
+        .expect("saved");
+    assert_eq!(saved.page.expect("the PDF's text").reader, "pdf");
+}
+
+#[test]
+fn a_pdf_tab_that_moved_on_before_it_was_read_says_so() {
+    assert_eq!(
+        PdfReadError::Gone.to_string(),
+        "The tab no longer shows the PDF it showed when you asked; ask again on the page it shows now. This question is answered without its text."
+    );
+    let pages = knowledgelens::testing::StaticPages::default();
+    let read = pages.read_pdf(6, Some("another document"));
+    assert_eq!(futures::executor::block_on(read), Err(PdfReadError::Gone));
 }
