@@ -5,6 +5,48 @@
 //! given out once per conversation and never reused ([`next_base`]). Pure.
 
 use super::{Excerpt, PageIndex, LABEL_CHARS};
+use crate::types::PageInfo;
+
+/// A page added to a conversation, with its text, as a run holds it (loaded from the read
+/// pages when the run starts or resumes; never saved with the session).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedText {
+    /// Its read-page id.
+    pub key: u64,
+    /// The number before its first passage's.
+    pub base: usize,
+    /// Its numbered passages (those past it are not given).
+    pub limit: usize,
+    /// The tab it was read in, when known.
+    pub tab: Option<i64>,
+    /// Its title, URL and text.
+    pub page: PageInfo,
+}
+
+impl AddedText {
+    /// It as a [`Source`] of a search.
+    pub fn source(&self) -> Source<'_> {
+        Source {
+            key: self.key,
+            base: self.base,
+            text: &self.page.text,
+            limit: self.limit,
+        }
+    }
+}
+
+/// The sources of a question across pages: the own page's `text` (key 0, numbered from 0,
+/// its first `own_limit` passages), then each added page.
+pub fn sources<'a>(own: &'a str, own_limit: usize, added: &'a [AddedText]) -> Vec<Source<'a>> {
+    let mut all = vec![Source {
+        key: 0,
+        base: 0,
+        text: own,
+        limit: own_limit,
+    }];
+    all.extend(added.iter().map(AddedText::source));
+    all
+}
 
 /// One page of a question across pages.
 #[derive(Debug, Clone, Copy)]

@@ -399,6 +399,10 @@ pub struct SessionState {
     /// of it still name it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub added: Vec<read_pages::AddedPage>,
+    /// The added pages' texts, one per entry of `added` (a removed or no longer kept one
+    /// with no text): loaded with the session, never saved with it.
+    #[serde(skip)]
+    pub added_texts: std::rc::Rc<Vec<crate::page::across::AddedText>>,
     /// What of this session is in the store.
     #[serde(skip)]
     pub saved: Saved,
@@ -445,6 +449,7 @@ impl SessionState {
             phases: PhaseState::default(),
             memory: memory::EpisodicMemory::default(),
             added: Vec::new(),
+            added_texts: std::rc::Rc::default(),
             saved: Saved::default(),
         }
     }
@@ -484,6 +489,9 @@ impl SessionState {
             rev: self.rev,
             seq: self.seq,
             memory: std::mem::take(&mut self.memory).for_next_run(),
+            // The conversation's added pages stay with it, question after question.
+            added: std::mem::take(&mut self.added),
+            added_texts: std::mem::take(&mut self.added_texts),
             ..Self::new(&self.session, now_ms)
         };
         self.status = RunStatus::Running;

@@ -401,19 +401,12 @@ impl super::SessionState {
         if self.added.len() >= MAX_ADDED_EVER {
             return Err(AddError::TooManyEver);
         }
-        let own = self.page.as_ref().map_or(0, |p| {
-            if p.text.is_empty() {
-                0
-            } else {
-                crate::page::index_of(&p.text).passages().len()
-            }
-        });
         let used = self
             .added
             .iter()
             .map(|p| (p.base + p.passages) as usize)
             .max()
-            .unwrap_or(own);
+            .unwrap_or_else(|| self.own_passages());
         let base = crate::page::across::next_base(used);
         self.added.push(AddedPage {
             id: entry.id,
@@ -428,6 +421,30 @@ impl super::SessionState {
         Ok(())
     }
 
+    /// The own page's passages (0 without its text).
+    fn own_passages(&self) -> usize {
+        self.page
+            .as_ref()
+            .filter(|p| !p.text.is_empty())
+            .map_or(0, |p| crate::page::index_of(&p.text).passages().len())
+    }
+
+    /// Numbers the added pages afresh past the own page's passages, for the first question
+    /// of a conversation (no answer has cited any of them yet): pages added before the own
+    /// page was read (a popup opened on a tab not asked about yet) are numbered past all of
+    /// its passages. Removed pages are forgotten. Later questions keep the numbers.
+    pub fn renumber_added(&mut self) {
+        let mut used = self.own_passages();
+        let own = self.page.as_ref().map_or("", |p| p.url.as_str());
+        self.added
+            .retain(|p| !p.removed && (own.is_empty() || !crate::url::same_page(own, &p.url)));
+        for page in &mut self.added {
+            let base = crate::page::across::next_base(used);
+            page.base = u32::try_from(base).unwrap_or(u32::MAX);
+            used = base + page.passages as usize;
+        }
+    }
+
     /// Removes the added page `id` from the conversation's sources (its numbers stay its).
     /// Whether it was one.
     pub fn remove_page(&mut self, id: u64) -> bool {
@@ -439,4 +456,32 @@ impl super::SessionState {
             None => false,
         }
     }
+}
+
+/// Fills `state.added_texts` from the read pages: one per added page, in order, with its
+/// text while it is used and kept (a removed page, or one no longer kept, with none).
+pub async fn load_added_texts(
+    store: &dyn StateStore,
+    state: &mut super::SessionState,
+) -> Result<(), StoreError> {
+    let mut texts = Vec::with_capacity(state.added.len());
+    for added in &state.added {
+        let page = match added.removed {
+            true => None,
+            false => load_page(store, added.id).await?.map(|(_, page)| page),
+        };
+        texts.push(crate::page::across::AddedText {
+            key: added.id,
+            base: added.base as usize,
+            limit: added.passages as usize,
+            tab: added.tab,
+            page: page.unwrap_or_else(|| PageInfo {
+                title: added.title.clone(),
+                url: added.url.clone(),
+                ..PageInfo::default()
+            }),
+        });
+    }
+    state.added_texts = std::rc::Rc::new(texts);
+    Ok(())
 }

@@ -133,7 +133,26 @@ async fn tab_address(tab_id: i64) -> Option<String> {
     Some(crate::types::page::cap_chars(&url, crate::types::page::MAX_URL_CHARS).0)
 }
 
+/// Whether tab `tab_id` is incognito (`tabs.get` says so without the `tabs` permission);
+/// a tab the browser does not describe counts as incognito: nothing is kept on a guess.
+async fn tab_incognito(tab_id: i64) -> bool {
+    let Ok(tabs) = chrome(&["tabs"]) else {
+        return true;
+    };
+    let Ok(tab) = call(&tabs, "get", &[JsValue::from_f64(tab_id as f64)]).await else {
+        return true;
+    };
+    js_sys::Reflect::get(&tab, &"incognito".into())
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true)
+}
+
 impl PageReader for ChromePages {
+    fn incognito(&self, tab_id: i64) -> LocalBoxFuture<'_, bool> {
+        tab_incognito(tab_id).boxed_local()
+    }
+
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
         read_tab(tab_id).boxed_local()
     }

@@ -501,3 +501,200 @@ fn a_session_saved_by_version_4_loads_and_saves_as_the_current_version() {
         .expect("a session");
     assert_eq!(again, loaded);
 }
+
+mod through_the_service {
+    use std::collections::BTreeMap;
+    use std::rc::Rc;
+
+    use knowledgelens::service::{Ports, Service};
+    use knowledgelens::state::read_pages;
+    use knowledgelens::testing::{
+        FixedModel, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, StaticPages,
+        INCOGNITO,
+    };
+    use knowledgelens::types::PageInfo;
+    use serde_json::{json, Value};
+
+    struct Harness {
+        service: Rc<Service>,
+        llm: Rc<ScriptedLlm>,
+        sessions: Rc<MemoryStore>,
+    }
+
+    fn harness(replies: Vec<Reply>) -> Harness {
+        let page = |title: &str, url: &str, text: &str, lang: &str| PageInfo {
+            title: title.into(),
+            url: url.into(),
+            text: text.into(),
+            reader: "readability".into(),
+            lang: lang.into(),
+            pages: 0,
+        };
+        let pages = BTreeMap::from([
+            (
+                1,
+                page(
+                    "Leaves",
+                    "http://127.0.0.1:8001/leaves",
+                    "# Leaves\nIn autumn the maple leaves turn crimson.",
+                    "en",
+                ),
+            ),
+            (
+                2,
+                page(
+                    "Tides",
+                    "http://localhost:8002/tides",
+                    "# Tides\nThe moon pulls the oceans twice a day.",
+                    "en",
+                ),
+            ),
+            (
+                3,
+                page(
+                    "Secret",
+                    "http://127.0.0.1:8001/secret",
+                    "Private words.",
+                    INCOGNITO,
+                ),
+            ),
+        ]);
+        let llm = Rc::new(ScriptedLlm::new(replies));
+        let sessions = Rc::new(MemoryStore::new());
+        let ports = Ports {
+            capture: Rc::new(knowledgelens::ports::NoCapture),
+            sessions: sessions.clone(),
+            settings: Rc::new(MemoryStore::new()),
+            clock: ManualClock::new(5_000),
+            events: Rc::new(RecordingSink::default()),
+            pages: Rc::new(StaticPages(pages)),
+            models: Rc::new(FixedModel(llm.clone())),
+            random: Rc::new(knowledgelens::testing::SeededRandom::new(13)),
+            search: Rc::new(knowledgelens::testing::NoSearch),
+        };
+        Harness {
+            service: Service::new(ports),
+            llm,
+            sessions,
+        }
+    }
+
+    fn call(h: &Harness, request: Value) -> Value {
+        let (reply, run) = futures::executor::block_on(h.service.handle_json(request));
+        if let Some(run) = run {
+            futures::executor::block_on(run);
+        }
+        reply
+    }
+
+    #[test]
+    fn a_question_on_one_page_uses_a_page_read_in_another_tab() {
+        let h = harness(vec![
+            Reply::text("Crimson."),
+            Reply::text("Secret."),
+            Reply::text("The moon pulls the tides [p1] while maple leaves turn crimson [p101]."),
+        ]);
+        let ask = |session: &str, tab: i64, question: &str| {
+            call(
+                &h,
+                json!({"id": 1, "type": "ask", "session": session, "tab_id": tab, "question": question}),
+            )
+        };
+        assert_eq!(ask("tab:1", 1, "What colour?")["ok"], true);
+        assert_eq!(ask("tab:3", 3, "What?")["ok"], true);
+        // The list on tab 2: the page read in tab 1; never the incognito tab's.
+        let list = call(
+            &h,
+            json!({"id": 2, "type": "read_pages", "session": "tab:2"}),
+        );
+        let pages = list["data"]["pages"].as_array().expect("pages").clone();
+        assert_eq!(pages.len(), 1, "{list}");
+        assert_eq!(
+            (pages[0]["title"].as_str(), pages[0]["site"].as_str()),
+            (Some("Leaves"), Some("127.0.0.1"))
+        );
+        assert_eq!(pages[0]["added"], false);
+        let id = pages[0]["id"].as_u64().expect("id");
+        // (The incognito tab's own session holds its text, as every tab's does, and goes
+        // with the tab; the read pages never hold it.)
+        assert!(!h
+            .sessions
+            .data
+            .borrow()
+            .iter()
+            .any(|(k, v)| k.starts_with("read:") && v.contains("Private words")));
+        // Added before tab 2's page was read: "Also using" names it.
+        let added = call(
+            &h,
+            json!({"id": 3, "type": "add_pages", "session": "tab:2", "pages": [id]}),
+        );
+        assert_eq!(added["ok"], true, "{added}");
+        assert_eq!(added["data"]["added"][0]["title"], "Leaves");
+        // Tab 1 closes: its session goes, the kept page stays.
+        futures::executor::block_on(h.service.tab_closed(1)).expect("closed");
+        let reply = ask("tab:2", 2, "What do the moon and the leaves do?");
+        assert_eq!(reply["ok"], true, "{reply}");
+        let requests = h.llm.requests.borrow();
+        let last = requests.last().expect("a request");
+        let text: String = last
+            .messages
+            .iter()
+            .map(|m| m.content.clone())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(text.contains("The moon pulls the oceans"), "{text}");
+        assert!(text.contains("maple leaves turn crimson"), "{text}");
+        assert!(text.contains("[p101]"), "{text}");
+        drop(requests);
+        let view = call(&h, json!({"id": 4, "type": "snapshot", "session": "tab:2"}));
+        let sources = view["data"]["sources"].as_array().expect("sources").clone();
+        let named: Vec<(&str, &str)> = sources
+            .iter()
+            .map(|s| {
+                (
+                    s["id"].as_str().unwrap_or(""),
+                    s["title"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(named, [("p1", "Tides"), ("p101", "Leaves")], "{view}");
+        assert_eq!(sources[1]["tab"], 1);
+        assert_eq!(sources[1]["added"], true);
+        // Removed: the list says so, and the next question does not see it.
+        let removed = call(
+            &h,
+            json!({"id": 5, "type": "remove_page", "session": "tab:2", "page": id}),
+        );
+        assert_eq!(removed["ok"], true, "{removed}");
+        assert!(removed["data"].get("added").is_none(), "{removed}");
+        let kept =
+            futures::executor::block_on(read_pages::list(h.sessions.as_ref())).expect("list");
+        assert_eq!(kept.len(), 2, "both pages read are still kept");
+    }
+
+    #[test]
+    fn adding_a_page_no_longer_kept_or_too_many_is_refused_with_a_reason() {
+        let h = harness(vec![Reply::text("Crimson.")]);
+        call(
+            &h,
+            json!({"id": 1, "type": "ask", "session": "tab:1", "tab_id": 1, "question": "What colour?"}),
+        );
+        let gone = call(
+            &h,
+            json!({"id": 2, "type": "add_pages", "session": "tab:2", "pages": [77]}),
+        );
+        assert_eq!(gone["ok"], false);
+        assert!(
+            gone["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("no longer kept"),
+            "{gone}"
+        );
+        let empty = call(
+            &h,
+            json!({"id": 3, "type": "add_pages", "session": "tab:2", "pages": []}),
+        );
+        assert_eq!(empty["error"]["kind"], "bad_request", "{empty}");
+    }
+}
