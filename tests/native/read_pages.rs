@@ -504,22 +504,12 @@ fn a_session_saved_by_version_4_loads_and_saves_as_the_current_version() {
 
 mod through_the_service {
     use std::collections::BTreeMap;
-    use std::rc::Rc;
 
-    use knowledgelens::service::{Ports, Service};
+    use crate::service::{call, harness_on, Harness};
     use knowledgelens::state::read_pages;
-    use knowledgelens::testing::{
-        FixedModel, ManualClock, MemoryStore, RecordingSink, Reply, ScriptedLlm, StaticPages,
-        INCOGNITO,
-    };
+    use knowledgelens::testing::{Reply, INCOGNITO};
     use knowledgelens::types::PageInfo;
-    use serde_json::{json, Value};
-
-    struct Harness {
-        service: Rc<Service>,
-        llm: Rc<ScriptedLlm>,
-        sessions: Rc<MemoryStore>,
-    }
+    use serde_json::json;
 
     fn harness(replies: Vec<Reply>) -> Harness {
         let page = |title: &str, url: &str, text: &str, lang: &str| PageInfo {
@@ -559,32 +549,7 @@ mod through_the_service {
                 ),
             ),
         ]);
-        let llm = Rc::new(ScriptedLlm::new(replies));
-        let sessions = Rc::new(MemoryStore::new());
-        let ports = Ports {
-            capture: Rc::new(knowledgelens::ports::NoCapture),
-            sessions: sessions.clone(),
-            settings: Rc::new(MemoryStore::new()),
-            clock: ManualClock::new(5_000),
-            events: Rc::new(RecordingSink::default()),
-            pages: Rc::new(StaticPages(pages)),
-            models: Rc::new(FixedModel(llm.clone())),
-            random: Rc::new(knowledgelens::testing::SeededRandom::new(13)),
-            search: Rc::new(knowledgelens::testing::NoSearch),
-        };
-        Harness {
-            service: Service::new(ports),
-            llm,
-            sessions,
-        }
-    }
-
-    fn call(h: &Harness, request: Value) -> Value {
-        let (reply, run) = futures::executor::block_on(h.service.handle_json(request));
-        if let Some(run) = run {
-            futures::executor::block_on(run);
-        }
-        reply
+        harness_on(replies, pages)
     }
 
     #[test]
