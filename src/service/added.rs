@@ -39,20 +39,20 @@ impl Service {
     ) -> Result<SessionView, ApiError> {
         let store = self.ports.sessions.as_ref();
         let mut state = self.idle_session(key).await?;
-        for &id in ids {
-            let Some((entry, page)) = read_pages::load_page(store, id)
-                .await
-                .map_err(|e| ApiError::storage("read the page to add", e))?
-            else {
+        let pages = read_pages::load_pages(store, ids)
+            .await
+            .map_err(|e| ApiError::storage("read the page to add", e))?;
+        for found in pages {
+            let Some((entry, page)) = found else {
                 return Err(ApiError::new(
                     ApiErrorKind::NotFound,
                     "That page is no longer kept (pages read long ago make room for new ones): open it and ask KnowledgeLens about it once to add it again.",
                 ));
             };
             let passages = crate::page::index_of(&page.text).passages().len();
-            state
-                .add_page(&entry, passages)
-                .map_err(|e| ApiError::bad_request(capitalized(&e.to_string())))?;
+            state.add_page(&entry, passages).map_err(|e| {
+                ApiError::bad_request(crate::llm::diagnosis::doctor::capitalized(&e.to_string()))
+            })?;
         }
         self.save_sources(state).await
     }
@@ -102,14 +102,5 @@ impl Service {
             .await
             .map_err(|e| ApiError::storage("save the conversation's pages", e))?;
         Ok(SessionView::of(&state))
-    }
-}
-
-/// `text` with its first letter upper-case (an error's words as a sentence).
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
     }
 }

@@ -358,7 +358,7 @@ impl Service {
         state.nonce = nonce;
         state.page_address = address;
         if !state.added.is_empty() {
-            notices.extend(self.use_added_pages(&mut state, now).await);
+            notices.extend(self.use_added_pages(&mut state).await);
         }
         if let Some(subtopics) = research {
             // The fence of the stages' prompts needs the run's nonce: set just above.
@@ -400,9 +400,9 @@ impl Service {
     }
 
     /// Before a question of a conversation with added pages: numbers them past the own
-    /// page's passages for its first question, loads their texts, marks them used, and
-    /// says (in the notices returned) which are no longer kept.
-    async fn use_added_pages(&self, state: &mut SessionState, now: u64) -> Vec<String> {
+    /// page's passages for its first question, loads their texts, and says (in the notices
+    /// returned) which are no longer kept. (Keeping the page read marked them used.)
+    async fn use_added_pages(&self, state: &mut SessionState) -> Vec<String> {
         if state.turns.is_empty() {
             state.renumber_added();
         }
@@ -419,9 +419,6 @@ impl Service {
             .filter(|(t, a)| !a.removed && t.page.text.is_empty())
             .map(|(_, a)| format!("\"{}\" is no longer kept, so it is not used: open it and ask KnowledgeLens about it once to add it again.", a.title))
             .collect();
-        if let Err(e) = state::read_pages::touch(store, &state.protected_pages(), now).await {
-            crate::state::log_store_error("marking the added pages used", &e);
-        }
         notices
     }
 

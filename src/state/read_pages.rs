@@ -211,14 +211,16 @@ pub async fn load_index(store: &dyn StateStore) -> Result<ReadPages, StoreError>
 
 /// Keeps `page`, read in `tab` (see [`plan_keep`]), unless `private` (an incognito tab's
 /// page is never kept) or it has no text: its record and the new index in one write, then
-/// the records it replaced or evicted (and any record no index lists) are removed. Returns
-/// its id. An index of a newer version is left alone: nothing is kept.
+/// the records it replaced or evicted (and any record no index lists) are removed. The
+/// pages `used` (the current conversation's sources, asked about now) are marked used at
+/// `now_ms` in the same write, and never evicted for it. Returns its id. An index of a
+/// newer version is left alone: nothing is kept.
 pub async fn keep(
     store: &dyn StateStore,
     page: &PageInfo,
     tab: Option<i64>,
     now_ms: u64,
-    protected: &[u64],
+    used: &[u64],
     private: bool,
 ) -> Result<Option<u64>, KeepError> {
     if private || page.text.trim().is_empty() {
@@ -228,29 +230,24 @@ pub async fn keep(
     if index.version > READ_PAGES_VERSION {
         return Ok(None);
     }
-    let plan = plan_keep(&index, page, tab, now_ms, protected)?;
-    let listed: Vec<String> = plan
-        .index
-        .pages
-        .iter()
-        .map(|p| read_page_key(p.id))
-        .collect();
+    let mut plan = plan_keep(&index, page, tab, now_ms, used)?;
+    let mut listed = Vec::new();
+    for kept in &mut plan.index.pages {
+        if used.contains(&kept.id) {
+            kept.used_at = now_ms;
+        }
+        listed.push(read_page_key(kept.id));
+    }
     store
         .set(vec![
             plan.record,
             (READ_PAGES_KEY.to_string(), kljson::to_string(&plan.index)),
         ])
         .await?;
-    let mut stale: Vec<String> = plan
-        .removed
-        .iter()
-        .filter(|id| **id != plan.id)
-        .map(|id| read_page_key(*id))
-        .collect();
-    if let Ok(keys) = store.keys(READ_PAGE_PREFIX).await {
-        stale.extend(keys.into_iter().filter(|k| !listed.contains(k)));
-    }
-    stale.dedup();
+    // Whatever no index lists: the pages evicted or replaced now, and any a worker stopped
+    // before removing.
+    let mut stale = store.keys(READ_PAGE_PREFIX).await.unwrap_or_default();
+    stale.retain(|k| !listed.contains(k));
     if !stale.is_empty() {
         if let Err(e) = store.remove(stale).await {
             super::log_store_error("removing read pages that made room", &e);
@@ -261,56 +258,40 @@ pub async fn keep(
 
 /// The pages kept, most recently read first.
 pub async fn list(store: &dyn StateStore) -> Result<Vec<ReadPage>, StoreError> {
+    // The index lists them in the order kept (a page read again moves to the end).
     let mut pages = load_index(store).await?.pages;
-    crate::types::order::sort_by(&mut pages, |a, b| {
-        b.read_at.cmp(&a.read_at).then(b.id.cmp(&a.id))
-    });
+    pages.reverse();
     Ok(pages)
 }
 
-/// The kept page `id` and its index entry, if it is still kept (a record that cannot be
-/// read counts as gone, and is logged).
-pub async fn load_page(
+/// The kept pages `ids` with their index entries, in order (`None` for one no longer kept;
+/// a record that cannot be read counts as gone, and is logged).
+pub async fn load_pages(
     store: &dyn StateStore,
-    id: u64,
-) -> Result<Option<(ReadPage, PageInfo)>, StoreError> {
+    ids: &[u64],
+) -> Result<Vec<Option<(ReadPage, PageInfo)>>, StoreError> {
     let index = load_index(store).await?;
-    let Some(entry) = index.get(id).cloned() else {
-        return Ok(None);
-    };
-    let Some(text) = store.get(&read_page_key(id)).await? else {
-        return Ok(None);
-    };
-    match kljson::decode::<PageInfo>(&text) {
-        Ok(page) => Ok(Some((entry, page))),
-        Err(e) => {
-            crate::ports::log(&format!("read page {id} is unreadable: {e}"));
-            Ok(None)
-        }
+    let mut keys = Vec::new();
+    for id in ids {
+        keys.push(read_page_key(*id));
     }
-}
-
-/// Marks the pages `ids` used at `now_ms` (a question used them): they are evicted after
-/// the pages used before. Pages no longer kept are left out.
-pub async fn touch(store: &dyn StateStore, ids: &[u64], now_ms: u64) -> Result<(), StoreError> {
-    let mut index = load_index(store).await?;
-    if index.version > READ_PAGES_VERSION || ids.is_empty() {
-        return Ok(());
+    let values = store.get_many(keys).await?;
+    let mut pages = Vec::new();
+    for (id, value) in ids.iter().zip(values) {
+        let entry = index.get(*id).cloned();
+        let page = match (entry, value) {
+            (Some(entry), Some(text)) => match kljson::decode::<PageInfo>(&text) {
+                Ok(page) => Some((entry, page)),
+                Err(e) => {
+                    crate::ports::log(&format!("read page {id} is unreadable: {e}"));
+                    None
+                }
+            },
+            _ => None,
+        };
+        pages.push(page);
     }
-    let mut changed = false;
-    for page in index.pages.iter_mut().filter(|p| ids.contains(&p.id)) {
-        page.used_at = now_ms;
-        changed = true;
-    }
-    if changed {
-        store
-            .set(vec![(
-                READ_PAGES_KEY.to_string(),
-                kljson::to_string(&index),
-            )])
-            .await?;
-    }
-    Ok(())
+    Ok(pages)
 }
 
 /// A page added to a conversation as a source beside its own page.
@@ -464,11 +445,18 @@ pub async fn load_added_texts(
     store: &dyn StateStore,
     state: &mut super::SessionState,
 ) -> Result<(), StoreError> {
-    let mut texts = Vec::with_capacity(state.added.len());
+    let mut ids = Vec::new();
+    for added in &state.added {
+        if !added.removed {
+            ids.push(added.id);
+        }
+    }
+    let mut loaded = load_pages(store, &ids).await?.into_iter();
+    let mut texts = Vec::new();
     for added in &state.added {
         let page = match added.removed {
             true => None,
-            false => load_page(store, added.id).await?.map(|(_, page)| page),
+            false => loaded.next().flatten().map(|(_, page)| page),
         };
         texts.push(crate::page::across::AddedText {
             key: added.id,
