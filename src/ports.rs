@@ -234,6 +234,12 @@ pub trait PageReader {
         futures::future::ready(None).boxed_local()
     }
 
+    /// Most pages kept for questions across pages: `state::read_pages::MAX_READ_PAGES`
+    /// (the test build's worker may lower it, to test eviction with a few pages).
+    fn read_pages_cap(&self) -> usize {
+        crate::state::read_pages::MAX_READ_PAGES
+    }
+
     /// Whether tab `tab_id` is in an incognito window: its page is never kept for questions
     /// across pages. Readers that cannot tell say it is (nothing is kept on a guess).
     fn incognito(&self, _tab_id: i64) -> LocalBoxFuture<'_, bool> {

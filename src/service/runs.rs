@@ -390,9 +390,10 @@ impl Service {
         let private = self.ports.pages.incognito(tab).await;
         let store = self.ports.sessions.as_ref();
         let protected = state.protected_pages();
-        if let Err(e) =
-            state::read_pages::keep(store, page, Some(tab), now, &protected, private).await
-        {
+        let cap = self.ports.pages.read_pages_cap();
+        let kept =
+            state::read_pages::keep_within(store, page, Some(tab), now, &protected, private, cap);
+        if let Err(e) = kept.await {
             crate::ports::log(&format!(
                 "the page read was not kept for questions across pages: {e}"
             ));

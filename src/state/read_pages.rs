@@ -126,6 +126,20 @@ pub fn plan_keep(
     now_ms: u64,
     protected: &[u64],
 ) -> Result<KeepPlan, KeepError> {
+    plan_keep_within(index, page, tab, now_ms, protected, MAX_READ_PAGES)
+}
+
+/// [`plan_keep`] with at most `max_pages` pages kept (at most [`MAX_READ_PAGES`]; the test
+/// build lowers it, [`crate::ports::PageReader::read_pages_cap`]).
+pub fn plan_keep_within(
+    index: &ReadPages,
+    page: &PageInfo,
+    tab: Option<i64>,
+    now_ms: u64,
+    protected: &[u64],
+    max_pages: usize,
+) -> Result<KeepPlan, KeepError> {
+    let max_pages = max_pages.clamp(1, MAX_READ_PAGES);
     let earlier = index
         .pages
         .iter()
@@ -147,7 +161,7 @@ pub fn plan_keep(
     let mut removed: Vec<u64> = Vec::new();
     loop {
         let total: u64 = kept.iter().map(|p| p.bytes).sum::<u64>() + bytes;
-        if kept.len() < MAX_READ_PAGES && total <= MAX_READ_PAGES_BYTES as u64 {
+        if kept.len() < max_pages && total <= MAX_READ_PAGES_BYTES as u64 {
             break;
         }
         let oldest = kept
@@ -223,6 +237,19 @@ pub async fn keep(
     used: &[u64],
     private: bool,
 ) -> Result<Option<u64>, KeepError> {
+    keep_within(store, page, tab, now_ms, used, private, MAX_READ_PAGES).await
+}
+
+/// [`keep`] with at most `max_pages` pages kept ([`plan_keep_within`]).
+pub async fn keep_within(
+    store: &dyn StateStore,
+    page: &PageInfo,
+    tab: Option<i64>,
+    now_ms: u64,
+    used: &[u64],
+    private: bool,
+    max_pages: usize,
+) -> Result<Option<u64>, KeepError> {
     if private || page.text.trim().is_empty() {
         return Ok(None);
     }
@@ -230,7 +257,7 @@ pub async fn keep(
     if index.version > READ_PAGES_VERSION {
         return Ok(None);
     }
-    let mut plan = plan_keep(&index, page, tab, now_ms, used)?;
+    let mut plan = plan_keep_within(&index, page, tab, now_ms, used, max_pages)?;
     let mut listed = Vec::new();
     for kept in &mut plan.index.pages {
         if used.contains(&kept.id) {

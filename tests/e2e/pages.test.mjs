@@ -9,7 +9,9 @@
 // - once that tab is closed, its page still answers (the read pages outlive tabs), and
 //   "Show on page" opens its URL in a new tab;
 // - "Also using: Leaves (127.0.0.1)" is shown, and "Remove" takes it out.
-// The store's caps and eviction order are covered natively (tests/native/read_pages.rs).
+// And the store's cap (lowered to 2 by the test build's hook, __klReadPagesCap): the least
+// recently used page goes first, never one the asking conversation uses (also natively, with
+// the real caps, in tests/native/read_pages.rs).
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -106,4 +108,55 @@ test('a question on one page uses a page read in another tab, cites both, and sh
   assert.equal((await readPopup(popup)).error, '');
   await popup.close();
   await article.close();
+});
+
+/** The "Add pages" list's checkboxes in `popup`: [name, checked] in the order shown. */
+async function listedPages(popup) {
+  const open = popup.getByRole('button', { name: 'Add pages', exact: true });
+  if ((await open.getAttribute('aria-expanded')) === 'true') await open.click();
+  await open.click();
+  const list = popup.locator('#add-pages-list');
+  await list.waitFor();
+  return list.evaluate((node) => [...node.querySelectorAll('li')].map((li) => [
+    li.querySelector('label').textContent, li.querySelector('input').checked,
+  ]));
+}
+
+test('the read pages are capped: the least recently used goes first, never a page the asking conversation uses', async () => {
+  const { kl, llm, pages } = harness;
+  // The test build's hook: keep 2 pages instead of 20. The store holds Leaves and the
+  // article (localhost) from the test above, the article read last.
+  await kl.worker.evaluate(() => { globalThis.__klReadPagesCap = 2; });
+  const ARTICLE = 'The Keepers of Bellhaven Light (localhost)';
+  const CITE = 'The Keepers of Bellhaven Light (127.0.0.1)';
+  const LEAVES = 'Leaves (127.0.0.1)';
+
+  const cite = await kl.context.newPage();
+  await cite.goto(pages.url('cite.html'));
+  const popup = await openPopup(kl.context, kl.extId, await tabIdOf(kl.context, cite));
+  assert.deepEqual(await listedPages(popup), [[ARTICLE, false], [LEAVES, false]], 'most recently read first');
+  await popup.getByRole('checkbox', { name: LEAVES, exact: true }).check();
+  await popup.getByRole('button', { name: 'Add', exact: true }).click();
+  await popup.getByRole('button', { name: `Remove ${LEAVES}`, exact: true }).waitFor();
+
+  // Reading this page needs room: the article goes (least recently used), not Leaves,
+  // which this conversation uses (though read earlier).
+  llm.script({ content: 'Agnes Tull [p1].' });
+  await askQuestion(popup, 'Who kept the light?');
+  assert.equal((await waitForRunEnd(popup, { diagnostics: () => kl.recentLogs() })).state, 'completed');
+  assert.deepEqual(await listedPages(popup), [[LEAVES, true]], 'the article was evicted; this page is not listed on itself');
+
+  // Leaves removed from the conversation, the article read again in its own tab: now Leaves
+  // (used before this page was read) goes first.
+  await popup.getByRole('button', { name: `Remove ${LEAVES}`, exact: true }).click();
+  await waitUntil(async () => !(await popup.locator('#also-using').isVisible()), { message: '"Also using" to go' });
+  const article = await kl.context.newPage();
+  await article.goto(pages.url('article.html').replace('//127.0.0.1:', '//localhost:'));
+  const second = await openPopup(kl.context, kl.extId, await tabIdOf(kl.context, article));
+  llm.script({ content: 'In 1861 [p1].' });
+  await askQuestion(second, 'When was it first lit?');
+  assert.equal((await waitForRunEnd(second, { diagnostics: () => kl.recentLogs() })).state, 'completed');
+  assert.deepEqual(await listedPages(second), [[CITE, false]], 'Leaves, the least recently used, was evicted');
+  await kl.worker.evaluate(() => { globalThis.__klReadPagesCap = 0; });
+  for (const page of [second, article, popup, cite]) await page.close();
 });
