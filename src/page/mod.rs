@@ -147,7 +147,7 @@ pub fn render(index: &PageIndex, text: &str, indices: &[usize]) -> String {
 
 /// [`render`] for a page of a question across pages ([`across`]): its passages numbered
 /// from `base`, and each label naming the page, when `source` (its title) is not empty
-/// (`[p103] Leaves: page 4 Setup`). Appended to `out`.
+/// (`[p103] Leaves › Setup`; a PDF's `[p103] Report, page 4 › Setup`). Appended to `out`.
 pub fn render_from(
     out: &mut String,
     index: &PageIndex,
@@ -169,14 +169,14 @@ pub fn render_from(
         if !source.is_empty() {
             out.push(' ');
             out.push_str(&source.replace(['\n', '\r'], " "));
-            out.push(':');
         }
         if let Some(page) = passage.page {
-            out.push_str(&format!(" page {page}"));
+            let comma = if source.is_empty() { "" } else { "," };
+            out.push_str(&format!("{comma} page {page}"));
         }
         let path = passage.heading_path();
         if !path.is_empty() {
-            out.push(' ');
+            out.push_str(if source.is_empty() { " " } else { " › " });
             out.push_str(&path.replace(['\n', '\r'], " "));
         }
         out.push('\n');

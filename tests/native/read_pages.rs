@@ -410,7 +410,23 @@ fn each_page_of_a_question_gets_its_share_of_the_first_excerpt() {
     // Its labels name the page and its numbers follow its base.
     let mut out = String::new();
     page::render_from(&mut out, &page::index_of(short), short, &[0], 100, "Leaves");
-    assert!(out.starts_with("[p101] Leaves: Leaves\n"), "{out}");
+    assert!(out.starts_with("[p101] Leaves › Leaves\n"), "{out}");
+    // A PDF's passage: "<title>, page N".
+    let pdf = format!(
+        "\u{c}\n{}\n\n\u{c}\n{}",
+        "The first page of the report. ".repeat(50),
+        "The second page of the report. ".repeat(50)
+    );
+    let index = page::index_of(&pdf);
+    let second = index
+        .passages()
+        .iter()
+        .position(|p| p.page == Some(2))
+        .expect("a passage of page 2");
+    let mut labels = String::new();
+    page::render_from(&mut labels, &index, &pdf, &[second], 300, "Report");
+    let label = format!("[p{}] Report, page 2\n", 301 + second);
+    assert!(labels.starts_with(&label), "{labels}");
 }
 
 fn kept(id: u64, url: &str, title: &str) -> read_pages::ReadPage {
@@ -635,6 +651,18 @@ mod through_the_service {
         assert_eq!(named, [("p1", "Tides"), ("p101", "Leaves")], "{view}");
         assert_eq!(sources[1]["tab"], 1);
         assert_eq!(sources[1]["added"], true);
+        // A restarted worker (the session loaded from the store, as a resume does) has the
+        // added page's text again, from the read pages.
+        let loaded =
+            futures::executor::block_on(knowledgelens::state::load(h.sessions.as_ref(), "tab:2"))
+                .expect("loads")
+                .expect("a session");
+        assert_eq!(loaded.added_texts.len(), 1);
+        assert!(loaded.added_texts[0]
+            .page
+            .text
+            .contains("maple leaves turn crimson"));
+        assert_eq!(loaded.added_texts[0].base, 100);
         // Removed: the list says so, and the next question does not see it.
         let removed = call(
             &h,
