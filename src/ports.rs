@@ -234,10 +234,10 @@ pub trait PageReader {
         futures::future::ready(None).boxed_local()
     }
 
-    /// Most pages kept for questions across pages: `state::read_pages::MAX_READ_PAGES`
-    /// (the test build's worker may lower it, to test eviction with a few pages).
-    fn read_pages_cap(&self) -> usize {
-        crate::state::read_pages::MAX_READ_PAGES
+    /// A lower cap on the pages kept for questions across pages than the store's own (the
+    /// test build's worker sets one, to test eviction with a few pages); `None`: the store's.
+    fn read_pages_cap(&self) -> Option<usize> {
+        None
     }
 
     /// Whether tab `tab_id` is in an incognito window: its page is never kept for questions

@@ -44,7 +44,9 @@ pub fn sources<'a>(own: &'a str, own_limit: usize, added: &'a [AddedText]) -> Ve
         text: own,
         limit: own_limit,
     }];
-    all.extend(added.iter().map(AddedText::source));
+    for a in added {
+        all.push(a.source());
+    }
     all
 }
 
@@ -92,17 +94,15 @@ pub fn search(sources: &[Source<'_>], query: &str, k: usize) -> Vec<Found> {
             continue;
         }
         let index = super::index_of(source.text);
-        found.extend(
-            index
-                .search(source.text, query, k)
-                .into_iter()
-                .filter(|hit| hit.index < source.limit)
-                .map(|hit| Found {
+        for hit in index.search(source.text, query, k) {
+            if hit.index < source.limit {
+                found.push(Found {
                     source: s,
                     index: hit.index,
                     score: hit.score,
-                }),
-        );
+                });
+            }
+        }
     }
     crate::types::order::sort_by(&mut found, |a, b| {
         b.score
@@ -139,20 +139,22 @@ pub fn whole_size(index: &PageIndex) -> usize {
 /// the budget split equally between the pages ([`split_budget`]), each page's share chosen
 /// as a single page's excerpt is ([`super::excerpt`]).
 pub fn excerpts(sources: &[Source<'_>], query: &str, budget: usize) -> Vec<Excerpt> {
-    let indexes: Vec<_> = sources.iter().map(|s| super::index_of(s.text)).collect();
-    let sizes: Vec<usize> = indexes.iter().map(|index| whole_size(index)).collect();
+    let mut indexes = Vec::new();
+    let mut sizes = Vec::new();
+    for source in sources {
+        let index = super::index_of(source.text);
+        sizes.push(whole_size(&index));
+        indexes.push(index);
+    }
     let shares = split_budget(&sizes, budget);
-    sources
-        .iter()
-        .zip(indexes)
-        .zip(shares)
-        .map(|((source, index), share)| {
-            let mut excerpt = super::excerpt(&index, source.text, query, share);
-            excerpt.lead.retain(|&i| i < source.limit);
-            excerpt.extra.retain(|&i| i < source.limit);
-            excerpt
-        })
-        .collect()
+    let mut excerpts = Vec::new();
+    for (s, source) in sources.iter().enumerate() {
+        let mut excerpt = super::excerpt(&indexes[s], source.text, query, shares[s]);
+        excerpt.lead.retain(|&i| i < source.limit);
+        excerpt.extra.retain(|&i| i < source.limit);
+        excerpts.push(excerpt);
+    }
+    excerpts
 }
 
 /// Passage numbers are given out to added pages in blocks of this many, so the pages of a

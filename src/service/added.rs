@@ -13,20 +13,24 @@ impl Service {
     pub(super) async fn read_pages(&self, key: SessionKey) -> Result<ReadPagesReply, ApiError> {
         let state = self.load_session(key).await?.state;
         let own = state.page.as_ref().map(|p| p.url.as_str()).unwrap_or("");
-        let pages = read_pages::list(self.ports.sessions.as_ref())
+        let kept = read_pages::list(self.ports.sessions.as_ref())
             .await
-            .map_err(|e| ApiError::storage("read the list of pages read", e))?
-            .into_iter()
-            .filter(|p| own.is_empty() || !crate::url::same_page(own, &p.url))
-            .map(|p| ReadPageView {
-                added: state.added_pages().any(|a| a.id == p.id),
+            .map_err(|e| ApiError::storage("read the list of pages read", e))?;
+        let used = state.protected_pages();
+        let mut pages = Vec::new();
+        for p in kept {
+            if !own.is_empty() && crate::url::same_page(own, &p.url) {
+                continue;
+            }
+            pages.push(ReadPageView {
+                added: used.contains(&p.id),
                 id: p.id,
                 title: p.title,
                 site: p.site,
                 url: p.url,
                 read_at: p.read_at,
-            })
-            .collect();
+            });
+        }
         Ok(ReadPagesReply { pages })
     }
 

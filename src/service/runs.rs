@@ -391,6 +391,7 @@ impl Service {
         let store = self.ports.sessions.as_ref();
         let protected = state.protected_pages();
         let cap = self.ports.pages.read_pages_cap();
+        let cap = cap.unwrap_or(state::read_pages::MAX_READ_PAGES);
         let kept =
             state::read_pages::keep_within(store, page, Some(tab), now, &protected, private, cap);
         if let Err(e) = kept.await {
@@ -413,13 +414,12 @@ impl Service {
                 "The added pages could not be read ({e}); the question is answered without them."
             )];
         }
-        let notices = state
-            .added_texts
-            .iter()
-            .zip(state.added.iter())
-            .filter(|(t, a)| !a.removed && t.page.text.is_empty())
-            .map(|(_, a)| format!("\"{}\" is no longer kept, so it is not used: open it and ask KnowledgeLens about it once to add it again.", a.title))
-            .collect();
+        let mut notices = Vec::new();
+        for (text, added) in state.added_texts.iter().zip(&state.added) {
+            if !added.removed && text.page.text.is_empty() {
+                notices.push(format!("\"{}\" is no longer kept, so it is not used: open it and ask KnowledgeLens about it once to add it again.", added.title));
+            }
+        }
         notices
     }
 

@@ -130,7 +130,7 @@ pub fn plan_keep(
 }
 
 /// [`plan_keep`] with at most `max_pages` pages kept (at most [`MAX_READ_PAGES`]; the test
-/// build lowers it, [`crate::ports::PageReader::read_pages_cap`]).
+/// build lowers it: `PageReader::read_pages_cap`).
 pub fn plan_keep_within(
     index: &ReadPages,
     page: &PageInfo,
@@ -152,24 +152,24 @@ pub fn plan_keep_within(
     if bytes > MAX_READ_PAGES_BYTES as u64 {
         return Err(KeepError::TooLarge(bytes));
     }
-    let mut kept: Vec<ReadPage> = index
-        .pages
-        .iter()
-        .filter(|p| Some(p.id) != earlier)
-        .cloned()
-        .collect();
+    let mut kept: Vec<ReadPage> = index.pages.clone();
+    kept.retain(|p| Some(p.id) != earlier);
     let mut removed: Vec<u64> = Vec::new();
     loop {
-        let total: u64 = kept.iter().map(|p| p.bytes).sum::<u64>() + bytes;
+        let mut total = bytes;
+        for p in &kept {
+            total += p.bytes;
+        }
         if kept.len() < max_pages && total <= MAX_READ_PAGES_BYTES as u64 {
             break;
         }
-        let oldest = kept
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| !protected.contains(&p.id))
-            .min_by_key(|(at, p)| (p.used_at, *at))
-            .map(|(at, _)| at);
+        // The least recently used page not protected (the first kept of equals).
+        let mut oldest: Option<usize> = None;
+        for (at, p) in kept.iter().enumerate() {
+            if !protected.contains(&p.id) && oldest.is_none_or(|o| p.used_at < kept[o].used_at) {
+                oldest = Some(at);
+            }
+        }
         match oldest {
             Some(at) => removed.push(kept.remove(at).id),
             None => return Err(KeepError::Full),

@@ -180,12 +180,11 @@ impl SessionState {
             return Vec::new();
         }
         let mut given: Vec<(usize, usize)> = Vec::new();
-        for (a, excerpt) in self
-            .added_excerpts(self.config.page_excerpt_chars)
-            .iter()
-            .enumerate()
-        {
-            given.extend(excerpt.all().into_iter().map(|i| (a, i)));
+        let excerpts = self.added_excerpts(self.config.page_excerpt_chars);
+        for (a, excerpt) in excerpts.iter().enumerate() {
+            for i in excerpt.all() {
+                given.push((a, i));
+            }
         }
         let text = self.page.as_ref().map_or("", |p| p.text.as_str());
         let mut calls: Vec<&ToolCall> = Vec::new();

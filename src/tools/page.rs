@@ -139,10 +139,15 @@ pub fn passages_across(
         return Vec::new();
     }
     let sources = page::across::sources(text, own_limit(added), added);
-    decode_args::<QueryPageArgs>(arguments)
-        .and_then(|args| query_across(&sources, &args))
-        .map(|found| found.iter().map(|f| (f.source, f.index)).collect())
-        .unwrap_or_default()
+    let mut given = Vec::new();
+    if let Ok(found) =
+        decode_args::<QueryPageArgs>(arguments).and_then(|args| query_across(&sources, &args))
+    {
+        for f in found {
+            given.push((f.source, f.index));
+        }
+    }
+    given
 }
 
 /// The own page's numbered passages beside `added` pages: those below the first one's block.

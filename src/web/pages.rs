@@ -153,15 +153,14 @@ impl PageReader for ChromePages {
         tab_incognito(tab_id).boxed_local()
     }
 
-    fn read_pages_cap(&self) -> usize {
+    fn read_pages_cap(&self) -> Option<usize> {
         // The test build's hook (pkg-scripts/lib/test-hooks.js; absent in dist/): a lower cap,
-        // so an end-to-end test sees eviction with a few pages. 0 or absent: the cap.
-        let cap = js_sys::Reflect::get(&js_sys::global(), &"__klReadPagesCap".into())
+        // so an end-to-end test sees eviction with a few pages. 0 or absent: none.
+        js_sys::Reflect::get(&js_sys::global(), &"__klReadPagesCap".into())
             .ok()
             .and_then(|v| v.as_f64())
             .filter(|n| *n >= 1.0)
-            .map_or(crate::state::read_pages::MAX_READ_PAGES, |n| n as usize);
-        cap.min(crate::state::read_pages::MAX_READ_PAGES)
+            .map(|n| n as usize)
     }
 
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
