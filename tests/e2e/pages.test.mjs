@@ -62,6 +62,7 @@ test('a question on one page uses a page read in another tab, cites both, and sh
   await box.waitFor();
   assert.equal(await popup.locator('#add-pages-list').getByRole('checkbox').count(), 1, 'only the page read (not this one)');
   await box.check();
+  await screenshot(popup, 'popup-add-pages.png');
   await popup.getByRole('button', { name: 'Add', exact: true }).click();
   const also = popup.locator('#also-using');
   await waitUntil(async () => (await also.isVisible()) && /Also using: Leaves \(127\.0\.0\.1\)/.test(await also.textContent()), {
