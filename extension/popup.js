@@ -17,6 +17,7 @@ import {
   TERMINAL, disconnected, emptyView, initialState, knownText, normalizeView, receiveEvent,
   receiveSnapshot, shownAnswer, sourceUrls,
 } from './view-state.js';
+import { createAddPages, showAddedPassage } from './ui/add-pages.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
 import { renderConversations } from './ui/conversations.js';
@@ -127,7 +128,9 @@ const passages = createPassageCitations({
   list: el.sources,
   preview: document.getElementById('passage-preview'),
   sources: () => (state.archived ?? state.view)?.sources ?? [],
-  locate: (text) => connection.request(REQUESTS.LOCATE_PASSAGE, { session: state.session, text }),
+  locate: (text, source) => (source?.added
+    ? showAddedPassage(source, state.view, text, (t, page) => connection.request(REQUESTS.LOCATE_PASSAGE, { session: state.session, text: t, page }))
+    : connection.request(REQUESTS.LOCATE_PASSAGE, { session: state.session, text })),
   // A PDF passage: the session's tab opens at the page. Chrome's viewer reads `#page=N` when
   // it loads, not when only the fragment changes (Chromium 156, measured in pdf.test.mjs):
   // a tab already showing the PDF is reloaded at the new address.
@@ -148,6 +151,12 @@ const passages = createPassageCitations({
     if (error) showRequestError(error);
     else if (state.requestError?.kind === PASSAGE_GONE_KIND) showRequestError(null);
   },
+});
+const addPages = createAddPages(document.getElementById('added-pages'), {
+  request: (type, fields) => connection.request(type, fields),
+  session: () => state.session,
+  onView: (view) => { adopt(view); render(); },
+  onError: (err) => showRequestError(err),
 });
 const searchOffer = createSearchOffer(
   {
@@ -800,10 +809,12 @@ function render() {
     renderError(view);
     renderNotices(view);
     renderExplain(view, true);
+    addPages.render(null);
     return;
   }
   if (readOnly) renderSetup({ ...view, setup_needed: false });
   renderConversationControls(live, readOnly);
+  addPages.render(readOnly ? null : live);
   renderExplain(live, readOnly);
   const running = view.status === 'running' || state.askPending;
   el.ask.disabled = running;

@@ -14,7 +14,7 @@ export declare const MAX_PDF_BYTES: number;
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export declare const PANEL_REQUESTS: readonly string[];
 /** Request types (`type` of a request), by name. */
-export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
+export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ADD_PAGES: "add_pages"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly READ_PAGES: "read_pages"; readonly REMOVE_PAGE: "remove_page"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
 /** Every event type a run emits. */
 export declare const EVENTS: readonly string[];
 /** Run statuses after which a run is over (also the names of the events that end it). */
@@ -104,6 +104,9 @@ export interface Replies {
   search_offer: SearchOfferReply;
   locate_passage: LocateReply;
   find_local_models: LocalModelsReply;
+  read_pages: ReadPagesReply;
+  add_pages: SessionView;
+  remove_page: SessionView;
 }
 /** The `data` of the reply to each request of the in-page panel. */
 export interface PanelReplies {
@@ -115,6 +118,26 @@ export interface PanelReplies {
 export type AckReply = {
   /** The id named the question the run is waiting on. */
   acknowledged: boolean;
+};
+
+/** A page added to a conversation as a source beside its own page. */
+export type AddedPage = {
+  /** The number before its first passage's: its passage `i` is `p{base + i + 1}`. */
+  base: number;
+  /** Its id in the read pages. */
+  id: number;
+  /** Its passages when added: the numbers `base + 1` to `base + passages` are its own. */
+  passages: number;
+  /** Whether the user removed it from the conversation (kept, so its numbers stay its). */
+  removed?: boolean;
+  /** Its site. */
+  site: string;
+  /** The tab it was read in, when known. */
+  tab?: number | null;
+  /** Its title. */
+  title: string;
+  /** Its URL. */
+  url: string;
 };
 
 /** One event with the run's progress. */
@@ -384,6 +407,11 @@ export type Command = {
   answer: SearchOfferAnswer;
   type: "search_offer";
 } | {
+  /**
+   * For a passage of a page added to the conversation: its id (the view's `added`);
+   * the passage is looked for in the tab that page was read in.
+   */
+  page?: number | null;
   /** Session key (its tab is the one searched). */
   session: SessionKey;
   /** The passage's text (a page source's `excerpt`), trimmed and capped. */
@@ -391,6 +419,22 @@ export type Command = {
   type: "locate_passage";
 } | {
   type: "find_local_models";
+} | {
+  /** Session key. */
+  session: SessionKey;
+  type: "read_pages";
+} | {
+  /** Ids from `read_pages`. */
+  pages: number[];
+  /** Session key. */
+  session: SessionKey;
+  type: "add_pages";
+} | {
+  /** Its id (from the view's `added`). */
+  page: number;
+  /** Session key. */
+  session: SessionKey;
+  type: "remove_page";
 };
 
 export type Confidence = number;
@@ -544,6 +588,12 @@ export type LocalModelsReply = {
 export type LocateReply = {
   /** The passage's beginning is on the page. */
   found: boolean;
+  /**
+   * For a passage of an added page: the tab it was found in (the popup switches to it);
+   * not found there (the tab was closed or shows another page), the popup opens the
+   * page's URL.
+   */
+  tab?: number | null;
 };
 
 /** `list_models`: the models the provider offers. */
@@ -620,6 +670,31 @@ export type Profile = {
 /** A provider's wire format. */
 export type Provider = "openai_compatible" | "ollama" | "anthropic" | "gemini" | "chrome_builtin";
 
+/** A read page as "Add pages" lists it. */
+export type ReadPageView = {
+  /** Whether the conversation uses it already. */
+  added: boolean;
+  /** Its id (what `add_pages` names). */
+  id: number;
+  /** When it was read (ms). */
+  read_at: number;
+  /** Its site (host). */
+  site: string;
+  /** Its title. */
+  title: string;
+  /** Its URL. */
+  url: string;
+};
+
+/**
+ * `read_pages`: the pages read in this browser session that the conversation may add
+ * (never incognito tabs'), most recently read first; not the session's own page.
+ */
+export type ReadPagesReply = {
+  /** The pages. */
+  pages: ReadPageView[];
+};
+
 /** `"research": {"subtopics": 4}` of an `ask`: answer it in research mode. */
 export type ResearchAsk = {
   /** Most subtopics to research (2 to 6; default 4). */
@@ -627,7 +702,7 @@ export type ResearchAsk = {
 };
 
 /** The data of a successful reply: one variant per reply type. */
-export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | PanelView;
+export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | ReadPagesReply | PanelView;
 
 export type RunErrorKind = "network" | "timeout" | "rate_limited" | "server" | "auth" | "not_found" | "bad_request" | "context_too_long" | "config" | "unavailable" | "deadline" | "empty_reply" | "interrupted" | "internal" | "input_timeout" | "unknown";
 
@@ -719,6 +794,11 @@ export type SessionKey = string;
 
 /** What the popup renders for a session. */
 export type SessionView = {
+  /**
+   * The pages the user added to this conversation as sources beside its page
+   * ("Also using: …"), in the order added.
+   */
+  added?: AddedPage[];
   /** The answer (final or partial) the run has settled on; see `draft` for streamed text. */
   answer: string;
   /**
@@ -918,6 +998,8 @@ export type SettingsReply = {
 
 /** A source an answer cites. */
 export type Source = {
+  /** Whether it is a passage of a page added to the conversation, not of its own page. */
+  added?: boolean;
   /** One past a page passage's last character. */
   end?: number | null;
   /**
@@ -933,6 +1015,11 @@ export type Source = {
   page?: number | null;
   /** A page passage's first character. */
   start?: number | null;
+  /**
+   * For a passage of a page added to the conversation (questions across pages): the tab
+   * it was read in ("Show on page" switches to it while it is open, else opens `url`).
+   */
+  tab?: number | null;
   /** Its title. */
   title: string;
   /** Its address. */

@@ -22,6 +22,7 @@ export const PANEL_REQUESTS = Object.freeze([
 /** Request types (`type` of a request), by name. */
 export const REQUESTS = Object.freeze({
   "ACK_INPUT": "ack_input",
+  "ADD_PAGES": "add_pages",
   "ANSWER_INPUT": "answer_input",
   "ASK": "ask",
   "CLEAR_HISTORY": "clear_history",
@@ -34,6 +35,8 @@ export const REQUESTS = Object.freeze({
   "LOCATE_PASSAGE": "locate_passage",
   "NEW_CONVERSATION": "new_conversation",
   "OPEN_CONVERSATION": "open_conversation",
+  "READ_PAGES": "read_pages",
+  "REMOVE_PAGE": "remove_page",
   "SAVE_SETTINGS": "save_settings",
   "SEARCH_OFFER": "search_offer",
   "SNAPSHOT": "snapshot",

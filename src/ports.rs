@@ -239,6 +239,18 @@ pub trait PageReader {
         futures::future::ready(None).boxed_local()
     }
 
+    /// A lower cap on the pages kept for questions across pages than the store's own (the
+    /// test build's worker sets one, to test eviction with a few pages); `None`: the store's.
+    fn read_pages_cap(&self) -> Option<usize> {
+        None
+    }
+
+    /// Whether tab `tab_id` is in an incognito window: its page is never kept for questions
+    /// across pages. Readers that cannot tell say it is (nothing is kept on a guess).
+    fn incognito(&self, _tab_id: i64) -> LocalBoxFuture<'_, bool> {
+        futures::future::ready(true).boxed_local()
+    }
+
     /// Finds `passage` on tab `tab_id` (by its first non-space characters), scrolls it into
     /// view and highlights it briefly; `Ok(false)` when it is no longer on the page. Readers
     /// that cannot show anything say the page cannot be scripted.

@@ -55,8 +55,9 @@ function sourceNode(source) {
     : h('span', { className: 'source-title' }, title);
   // A PDF's passage says its page; a web page's, where it lies in the text.
   const pdfPage = Number.isInteger(source.page) && source.page > 0 ? source.page : null;
+  // "<title>, page 4" for a PDF (the comma outside the page span).
   const where = pdfPage
-    ? h('span', { className: 'source-where' }, ` page ${pdfPage}`)
+    ? [',', h('span', { className: 'source-where' }, ` page ${pdfPage}`)]
     : Number.isFinite(source.start) && Number.isFinite(source.end)
       ? h('span', { className: 'source-where' }, ` characters ${source.start}–${source.end}`)
       : null;

@@ -53,10 +53,11 @@ export function passageIdOf(link) {
 /**
  * Wires the citations of `answer` and the "Show on page" buttons of `list` to `preview`.
  * @param {{answer: HTMLElement, list: HTMLElement, preview: HTMLElement,
- *   sources: () => object[], locate: (text: string) => Promise<{found: boolean}>,
+ *   sources: () => object[], locate: (text: string, source: object) => Promise<{found: boolean}>,
  *   openPage: (url: string) => Promise<void>,
  *   onResult: (error: {kind: string, message: string}|null) => void}} options
- *   `sources()`: the shown view's sources; `locate(text)`: the `locate_passage` request;
+ *   `sources()`: the shown view's sources; `locate(text, source)`: the `locate_passage`
+ *   request (for an added page's passage, its tab or URL: ui/add-pages.js);
  *   `openPage(url)`: shows the session's tab at `url` (a PDF passage's page);
  *   `onResult(error)`: an error to show in the alert, or null once a passage was shown.
  */
@@ -128,7 +129,7 @@ export function createPassageCitations({ answer, list, preview, sources, locate,
     const text = String(source.excerpt ?? '').slice(0, MAX_LOCATE_CHARS);
     document.documentElement.dataset.located = 'pending';
     try {
-      const { found } = await locate(text);
+      const { found } = await locate(text, source);
       document.documentElement.dataset.located = found ? `found:${id}` : `gone:${id}`;
       onResult(found ? null : { kind: PASSAGE_GONE_KIND, message: PASSAGE_GONE });
     } catch (err) {

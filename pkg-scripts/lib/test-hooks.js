@@ -10,3 +10,6 @@ globalThis.klExplainFromTab = explainFromTab;
 // Scripted model servers the local-server probe also asks (src/llm/local.rs, read by
 // web/api.rs): tests push {name, provider, port} entries here.
 globalThis.__klLocalServers = [];
+// The most pages kept for questions across pages (src/web/pages.rs, read_pages_cap): a test
+// sets it low to see eviction with a few pages; 0 keeps the shipped cap (20).
+globalThis.__klReadPagesCap = 0;

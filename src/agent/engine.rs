@@ -207,13 +207,18 @@ impl<'a> Engine<'a> {
                         self.persist(cell).await;
                     }
                     let result = {
-                        let (page, selection) = {
+                        let (page, selection, added) = {
                             let state = cell.borrow();
-                            (state.page.clone(), state.selection.clone())
+                            (
+                                state.page.clone(),
+                                state.selection.clone(),
+                                std::rc::Rc::clone(&state.added_texts),
+                            )
                         };
                         let ctx = ToolContext {
                             page: page.as_ref(),
                             selection: selection.as_ref(),
+                            added: &added,
                         };
                         self.tools.run(&call.name, &call.arguments, &ctx).await
                     };

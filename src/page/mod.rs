@@ -1,8 +1,10 @@
 //! The page as a knowledge base: its text split into passages ([`passages`]) and indexed
 //! for lexical retrieval ([`index`]). Passage `pN` is the N-th passage of the page text, so
 //! an id names the same passage every time the text is split. The index is rebuilt from the
-//! page text when needed (one page is kept in memory per worker), never stored.
+//! page text when needed (the last few pages' are kept in memory per worker, one per page
+//! of a question across pages, [`across`]), never stored.
 
+pub mod across;
 pub mod copied;
 pub mod find;
 pub mod index;
@@ -122,7 +124,7 @@ fn headings_only(passage: &Passage, text: &str) -> bool {
 }
 
 /// Characters a passage's label line takes, about (for budgets).
-const LABEL_CHARS: usize = 24;
+pub(crate) const LABEL_CHARS: usize = 24;
 
 /// The id the model cites passage `index` by: `p{index + 1}`.
 pub fn passage_id(index: usize) -> String {
@@ -139,6 +141,21 @@ pub fn passage_index(id: &str) -> Option<usize> {
 /// PDF's passage names its page: `[p12] page 4`), apart by blank lines.
 pub fn render(index: &PageIndex, text: &str, indices: &[usize]) -> String {
     let mut out = String::new();
+    render_from(&mut out, index, text, indices, 0, "");
+    out
+}
+
+/// [`render`] for a page of a question across pages ([`across`]): its passages numbered
+/// from `base`, and each label naming the page, when `source` (its title) is not empty
+/// (`[p103] Leaves › Setup`; a PDF's `[p103] Report, page 4 › Setup`). Appended to `out`.
+pub fn render_from(
+    out: &mut String,
+    index: &PageIndex,
+    text: &str,
+    indices: &[usize],
+    base: usize,
+    source: &str,
+) {
     for &i in indices {
         let Some(passage) = index.passages().get(i) else {
             continue;
@@ -147,20 +164,24 @@ pub fn render(index: &PageIndex, text: &str, indices: &[usize]) -> String {
             out.push_str("\n\n");
         }
         out.push('[');
-        out.push_str(&passage_id(i));
+        out.push_str(&passage_id(base + i));
         out.push(']');
+        if !source.is_empty() {
+            out.push(' ');
+            out.push_str(&source.replace(['\n', '\r'], " "));
+        }
         if let Some(page) = passage.page {
-            out.push_str(&format!(" page {page}"));
+            let comma = if source.is_empty() { "" } else { "," };
+            out.push_str(&format!("{comma} page {page}"));
         }
         let path = passage.heading_path();
         if !path.is_empty() {
-            out.push(' ');
+            out.push_str(if source.is_empty() { " " } else { " › " });
             out.push_str(&path.replace(['\n', '\r'], " "));
         }
         out.push('\n');
         out.push_str(passage.text(text));
     }
-    out
 }
 
 /// A passage's text for a person: heading lines without their `#` marks.
@@ -173,23 +194,33 @@ pub fn plain_text(passage: &Passage, text: &str) -> String {
         .join("\n")
 }
 
+/// Indexes kept in memory: one per page a question across pages may use (its own page
+/// and [`MAX_ADDED_PAGES`] added ones).
+const KEPT_INDEXES: usize = MAX_ADDED_PAGES + 1;
+
+/// Most pages a conversation may add beside its own.
+pub const MAX_ADDED_PAGES: usize = 4;
+
 thread_local! {
-    static LAST: RefCell<Option<(Rc<str>, Rc<PageIndex>)>> = const { RefCell::new(None) };
+    static KEPT: RefCell<Vec<(Rc<str>, Rc<PageIndex>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The index of `text`: the one built last when it was built from the same text, else a new
-/// one (which replaces it). The text is compared whole with the copy kept beside the index
-/// (a memory comparison: faster than hashing it, and never fooled by a collision).
+/// The index of `text`: one kept from an earlier build of the same text, else a new one
+/// (which replaces the least recently used one kept, when [`KEPT_INDEXES`] are). The text
+/// is compared whole with the copy kept beside the index (a memory comparison: faster than
+/// hashing it, and never fooled by a collision).
 pub fn index_of(text: &str) -> Rc<PageIndex> {
-    LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some((kept, index)) = last.as_ref() {
-            if same_text(kept, text) {
-                return Rc::clone(index);
-            }
+    KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if let Some(at) = kept.iter().position(|(t, _)| same_text(t, text)) {
+            let entry = kept.remove(at);
+            let index = Rc::clone(&entry.1);
+            kept.insert(0, entry);
+            return index;
         }
         let index = Rc::new(PageIndex::build(text));
-        *last = Some((Rc::from(text), Rc::clone(&index)));
+        kept.insert(0, (Rc::from(text), Rc::clone(&index)));
+        kept.truncate(KEPT_INDEXES);
         index
     })
 }

@@ -66,6 +66,8 @@ struct RawRequest {
     conversation: Option<String>,
     selection: Option<Selection>,
     text: Option<String>,
+    pages: Option<Vec<u64>>,
+    page: Option<u64>,
 }
 
 /// `"research": {"subtopics": 4}` of an `ask`: answer it in research mode.
@@ -208,6 +210,24 @@ impl Request {
             "locate_passage" => Command::LocatePassage {
                 session: session()?,
                 text: checked_passage(raw.text.as_deref().ok_or_else(|| missing("a \"text\""))?)?,
+                page: raw.page,
+            },
+            "read_pages" => Command::ReadPages {
+                session: session()?,
+            },
+            "add_pages" => Command::AddPages {
+                session: session()?,
+                pages: raw
+                    .pages
+                    .clone()
+                    .filter(|p| !p.is_empty())
+                    .ok_or_else(|| missing("\"pages\" (ids from \"read_pages\")"))?,
+            },
+            "remove_page" => Command::RemovePage {
+                session: session()?,
+                page: raw
+                    .page
+                    .ok_or_else(|| missing("a \"page\" (an id from the view's \"added\")"))?,
             },
             other => {
                 return Err(ApiError::bad_request(format!(
@@ -344,10 +364,36 @@ pub enum Command {
         session: SessionKey,
         /// The passage's text (a page source's `excerpt`), trimmed and capped.
         text: String,
+        /// For a passage of a page added to the conversation: its id (the view's `added`);
+        /// the passage is looked for in the tab that page was read in.
+        page: Option<u64>,
     },
     /// Look for model servers on this computer (the usual ports, 1 s each, in parallel):
     /// each one that answers, with its models. Reply: [`reply::LocalModelsReply`].
     FindLocalModels,
+    /// The pages read in this browser session that the session's conversation may add as
+    /// sources ("Add pages"). Reply: [`reply::ReadPagesReply`].
+    ReadPages {
+        /// Session key.
+        session: SessionKey,
+    },
+    /// Add read pages to the session's conversation as sources beside its page (at most
+    /// `page::MAX_ADDED_PAGES` at a time). Refused while a run goes on. Reply: the
+    /// [`SessionView`] (its `added`).
+    AddPages {
+        /// Session key.
+        session: SessionKey,
+        /// Ids from `read_pages`.
+        pages: Vec<u64>,
+    },
+    /// Remove an added page from the session's conversation (its passage numbers are not
+    /// given again). Refused while a run goes on. Reply: the [`SessionView`].
+    RemovePage {
+        /// Session key.
+        session: SessionKey,
+        /// Its id (from the view's `added`).
+        page: u64,
+    },
 }
 
 /// A passage to locate, trimmed and cut to [`MAX_LOCATE_CHARS`]; empty is refused.
@@ -390,7 +436,7 @@ impl SearchOfferAnswer {
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 19] = [
+    pub const NAMES: [&'static str; 22] = [
         "snapshot",
         "ask",
         "stop",
@@ -410,6 +456,9 @@ impl Command {
         "search_offer",
         "locate_passage",
         "find_local_models",
+        "read_pages",
+        "add_pages",
+        "remove_page",
     ];
 
     /// This request's wire name.
@@ -434,6 +483,9 @@ impl Command {
             Self::SearchOffer { .. } => 16,
             Self::LocatePassage { .. } => 17,
             Self::FindLocalModels => 18,
+            Self::ReadPages { .. } => 19,
+            Self::AddPages { .. } => 20,
+            Self::RemovePage { .. } => 21,
         };
         Self::NAMES[index]
     }

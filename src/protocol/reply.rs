@@ -209,6 +209,33 @@ pub struct ClearedReply {
     pub cleared: u32,
 }
 
+/// `read_pages`: the pages read in this browser session that the conversation may add
+/// (never incognito tabs'), most recently read first; not the session's own page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ReadPagesReply {
+    /// The pages.
+    pub pages: Vec<ReadPageView>,
+}
+
+/// A read page as "Add pages" lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ReadPageView {
+    /// Its id (what `add_pages` names).
+    pub id: u64,
+    /// Its title.
+    pub title: String,
+    /// Its site (host).
+    pub site: String,
+    /// Its URL.
+    pub url: String,
+    /// When it was read (ms).
+    pub read_at: u64,
+    /// Whether the conversation uses it already.
+    pub added: bool,
+}
+
 /// `locate_passage`: whether the passage was found on the page (it was then scrolled into
 /// view and highlighted).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
@@ -216,6 +243,11 @@ pub struct ClearedReply {
 pub struct LocateReply {
     /// The passage's beginning is on the page.
     pub found: bool,
+    /// For a passage of an added page: the tab it was found in (the popup switches to it);
+    /// not found there (the tab was closed or shows another page), the popup opens the
+    /// page's URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<i64>,
 }
 
 /// The data of a successful reply: one variant per reply type.
@@ -251,6 +283,8 @@ pub enum Response {
     Cleared(ClearedReply),
     /// `locate_passage`.
     Locate(LocateReply),
+    /// `read_pages`.
+    ReadPages(ReadPagesReply),
     /// `snapshot` of the in-page panel.
     Panel(super::panel::PanelView),
 }
@@ -281,6 +315,7 @@ response_from! {
     SearchOfferReply => |v| Self::SearchOffer(v);
     HistoryReply => |v| Self::History(v);
     ClearedReply => |v| Self::Cleared(v);
+    ReadPagesReply => |v| Self::ReadPages(v);
     LocateReply => |v| Self::Locate(v);
 }
 

@@ -81,6 +81,10 @@ pub struct SessionView {
     /// The sources the answer cites, in the order it first cites them.
     #[serde(default)]
     pub sources: Vec<Source>,
+    /// The pages the user added to this conversation as sources beside its page
+    /// ("Also using: …"), in the order added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<crate::state::read_pages::AddedPage>,
     /// What the run's tokens cost (`None`: no price known for the model).
     #[serde(default)]
     pub cost: Option<CostView>,
@@ -184,6 +188,7 @@ impl SessionView {
             trajectory_len: state.trajectory.len(),
             steps: state.steps(),
             sources: state.sources.clone(),
+            added: state.added_pages().cloned().collect(),
             cost: state.config.prices.and_then(|p| {
                 Some(CostView {
                     usd: Finite::new(p.cost(&state.usage))?,

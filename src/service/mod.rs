@@ -3,6 +3,7 @@
 //! in the envelope. Everything reaches the world through the ports; the `web` layer only
 //! converts values and spawns the futures this returns.
 
+mod added;
 mod attention;
 mod connection;
 mod conversations;
@@ -223,9 +224,14 @@ impl Service {
                 reply(self.open_conversation(conversation).await)
             }
             Command::ClearHistory => reply(self.clear_history().await),
-            Command::LocatePassage { session, text } => {
-                reply(self.locate_passage(session, &text).await)
-            }
+            Command::LocatePassage {
+                session,
+                text,
+                page,
+            } => reply(self.locate_passage(session, &text, page).await),
+            Command::ReadPages { session } => reply(self.read_pages(session).await),
+            Command::AddPages { session, pages } => reply(self.add_pages(session, &pages).await),
+            Command::RemovePage { session, page } => reply(self.remove_page(session, page).await),
         }
     }
 

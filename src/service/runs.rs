@@ -340,6 +340,9 @@ impl Service {
                 "Earlier conversation about {earlier} is in History."
             ));
         }
+        if let (Some(tab), Some(read)) = (tab_id, &page) {
+            self.keep_read_page(tab, read, &state, now).await;
+        }
         let config = settings.run_config(max_steps);
         let nonce = page_nonce(&state, page.as_ref(), fresh_nonce);
         let research = match begin {
@@ -354,6 +357,9 @@ impl Service {
         };
         state.nonce = nonce;
         state.page_address = address;
+        if !state.added.is_empty() {
+            notices.extend(self.use_added_pages(&mut state).await);
+        }
         if let Some(subtopics) = research {
             // The fence of the stages' prompts needs the run's nonce: set just above.
             crate::agent::step::research::begin(&mut state, subtopics, now).map_err(|e| {
@@ -375,6 +381,46 @@ impl Service {
         view.settings_notice = problem.as_ref().map(super::settings::settings_notice);
         let run = self.clone().drive(claim, state);
         Ok((view, run))
+    }
+
+    /// Keeps the page just read in tab `tab` for questions across pages (not an incognito
+    /// tab's); never evicting a page `state`'s conversation uses. A page not kept changes
+    /// nothing for this question (logged).
+    async fn keep_read_page(&self, tab: i64, page: &PageInfo, state: &SessionState, now: u64) {
+        let private = self.ports.pages.incognito(tab).await;
+        let store = self.ports.sessions.as_ref();
+        let protected = state.protected_pages();
+        let cap = self.ports.pages.read_pages_cap();
+        let cap = cap.unwrap_or(state::read_pages::MAX_READ_PAGES);
+        let kept =
+            state::read_pages::keep_within(store, page, Some(tab), now, &protected, private, cap);
+        if let Err(e) = kept.await {
+            crate::ports::log(&format!(
+                "the page read was not kept for questions across pages: {e}"
+            ));
+        }
+    }
+
+    /// Before a question of a conversation with added pages: numbers them past the own
+    /// page's passages for its first question, loads their texts, and says (in the notices
+    /// returned) which are no longer kept. (Keeping the page read marked them used.)
+    async fn use_added_pages(&self, state: &mut SessionState) -> Vec<String> {
+        if state.turns.is_empty() {
+            state.renumber_added();
+        }
+        let store = self.ports.sessions.as_ref();
+        if let Err(e) = state::read_pages::load_added_texts(store, state).await {
+            return vec![format!(
+                "The added pages could not be read ({e}); the question is answered without them."
+            )];
+        }
+        let mut notices = Vec::new();
+        for (text, added) in state.added_texts.iter().zip(&state.added) {
+            if !added.removed && text.page.text.is_empty() {
+                notices.push(format!("\"{}\" is no longer kept, so it is not used: open it and ask KnowledgeLens about it once to add it again.", added.title));
+            }
+        }
+        notices
     }
 
     /// The text of tab `tab`, or `None` with a notice saying why the question is answered

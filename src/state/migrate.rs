@@ -8,6 +8,7 @@
 //! | 2 | a head record plus the page text and each trajectory entry under their own keys; items and `next` externally tagged (`{"thought": {...}}`, `{"act": {...}}`) |
 //! | 3 | as 2; a tool with side effects that began is `{"act": {"call": ..., "started": true}}` (version 2 inferred it from `attempts > 0`); `rev`, `seq`, queued tool calls, bounded phases and their contexts |
 //! | 4 | as 3; the capabilities' fields in sub-records: `input` (`pending`, `kept_answers`; were `pending_input`, `kept_answers`), `compact` (`compaction`, `last_prompt_tokens`, `prompt_scale_pct`, `overflow_limit`), `phases` (`run`, `contexts`, `resets`; were `phase`, `contexts`, `context_resets`) |
+//! | 5 | as 4; a conversation's added pages (`added`: id, title, URL, site, tab, the base and count of its passage numbers, whether removed), left out while empty |
 
 use serde_json::{Map, Value};
 
@@ -16,7 +17,7 @@ use super::{SessionState, StateError, SCHEMA_VERSION};
 /// The migration from version `n` to `n + 1` is `STEPS[n - 1]`. Each works on the state as
 /// JSON: a version 1 record (trajectory and page text inline), or from version 2 on the
 /// head record's `state` (the steps from 2 on touch neither).
-const STEPS: [fn(Value) -> Result<Value, String>; 3] = [v1_to_v2, v2_to_v3, v3_to_v4];
+const STEPS: [fn(Value) -> Result<Value, String>; 4] = [v1_to_v2, v2_to_v3, v3_to_v4, v4_to_v5];
 
 /// Brings the state JSON of `version` to the current schema (its `version` included).
 pub fn upgrade(mut value: Value, version: u32) -> Result<Value, String> {
@@ -106,6 +107,13 @@ fn v3_to_v4(mut value: Value) -> Result<Value, String> {
             obj.insert(record.to_string(), Value::Object(moved));
         }
     }
+    Ok(value)
+}
+
+/// Version 4 -> 5: questions across pages add a field, absent in a conversation that
+/// added no page, so only the version changes.
+fn v4_to_v5(mut value: Value) -> Result<Value, String> {
+    object(&mut value, 5)?;
     Ok(value)
 }
 
@@ -219,7 +227,7 @@ mod tests {
         value["overflow_limit"] = Value::from(0);
         value["context_resets"] = kljson::json!({"": 2});
         let state = to_current(value, 3).expect("migrates");
-        assert_eq!(state.version, 4);
+        assert_eq!(state.version, SCHEMA_VERSION);
         assert_eq!(state.input.kept_answers, ["metric units"]);
         assert_eq!(state.input.pending, None);
         assert_eq!(state.compact.last_prompt_tokens, 900);

@@ -13,6 +13,7 @@ pub mod compact;
 pub mod memory;
 pub mod migrate;
 mod persist;
+pub mod read_pages;
 #[path = "../agent/step/research/state.rs"]
 pub mod research;
 #[path = "../agent/step/search/state.rs"]
@@ -52,7 +53,7 @@ pub const MAX_DRIVE_ATTEMPTS: u32 = 2;
 pub const CRASHED_TWICE: &str = "KnowledgeLens crashed twice on this run, so it was stopped instead of being resumed again. Ask again to retry; if it happens again, export the session (Steps) and report it.";
 
 /// The schema version written by this build.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Storage key prefix of session records.
 pub const SESSION_PREFIX: &str = "session:";
@@ -392,6 +393,16 @@ pub struct SessionState {
     /// session's runs.
     #[serde(default, skip_serializing_if = "memory::EpisodicMemory::is_empty")]
     pub memory: memory::EpisodicMemory,
+    /// Pages the user added to this conversation as sources beside its own page
+    /// (questions across pages, [`read_pages`]), in the order added; a removed one stays,
+    /// marked, so its passage numbers are never given again and earlier answers' citations
+    /// of it still name it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<read_pages::AddedPage>,
+    /// The added pages' texts, one per entry of `added` (a removed or no longer kept one
+    /// with no text): loaded with the session, never saved with it.
+    #[serde(skip)]
+    pub added_texts: std::rc::Rc<Vec<crate::page::across::AddedText>>,
     /// What of this session is in the store.
     #[serde(skip)]
     pub saved: Saved,
@@ -437,6 +448,8 @@ impl SessionState {
             compact: CompactState::default(),
             phases: PhaseState::default(),
             memory: memory::EpisodicMemory::default(),
+            added: Vec::new(),
+            added_texts: std::rc::Rc::default(),
             saved: Saved::default(),
         }
     }
@@ -476,6 +489,9 @@ impl SessionState {
             rev: self.rev,
             seq: self.seq,
             memory: std::mem::take(&mut self.memory).for_next_run(),
+            // The conversation's added pages stay with it, question after question.
+            added: std::mem::take(&mut self.added),
+            added_texts: std::mem::take(&mut self.added_texts),
             ..Self::new(&self.session, now_ms)
         };
         self.status = RunStatus::Running;

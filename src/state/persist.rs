@@ -227,6 +227,7 @@ pub async fn load_with_head(
         run_id: run,
         entries,
     };
+    super::read_pages::load_added_texts(store, &mut state).await?;
     Ok(state)
 }
 

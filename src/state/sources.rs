@@ -7,7 +7,8 @@ use super::search::Verdict;
 use super::trajectory::{Hit, Item};
 use super::SessionState;
 use crate::page;
-use crate::tools::{passages_of_call, SUMMARIZE_PAGE};
+use crate::page::Excerpt;
+use crate::tools::{own_limit, passages_across, passages_of_call, SUMMARIZE_PAGE};
 pub use crate::types::source::{Source, SourceKind};
 use crate::types::ToolCall;
 
@@ -60,7 +61,7 @@ impl SessionState {
             return QuestionPassages::default();
         }
         let index = page::index_of(text);
-        let excerpt = page::excerpt(&index, text, self.page_query(), excerpt_chars);
+        let excerpt = self.own_excerpt(excerpt_chars);
         let earlier = if with_earlier {
             self.earlier_passages()
         } else {
@@ -105,9 +106,8 @@ impl SessionState {
         if text.is_empty() {
             return Vec::new();
         }
-        let index = page::index_of(text);
         let chars = self.config.page_excerpt_chars;
-        let mut given = page::excerpt(&index, text, self.page_query(), chars).lead;
+        let mut given = self.own_excerpt(chars).lead;
         let current = self.question_passages(chars, true).extra;
         for i in current.into_iter().chain(self.earlier_passages()) {
             if !given.contains(&i) {
@@ -125,9 +125,83 @@ impl SessionState {
                     let Some((_, call)) = calls.iter().find(|(id, _)| id == call_id) else {
                         continue;
                     };
-                    for i in passages_of_call(&call.name, &call.arguments, text) {
+                    let found = if self.added_texts.is_empty() {
+                        passages_of_call(&call.name, &call.arguments, text)
+                    } else {
+                        passages_across(&call.name, &call.arguments, text, &self.added_texts)
+                            .into_iter()
+                            .filter(|(s, _)| *s == 0)
+                            .map(|(_, i)| i)
+                            .collect()
+                    };
+                    for i in found {
                         if !given.contains(&i) {
                             given.push(i);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        given
+    }
+
+    /// The excerpt of the own page for a first request of `chars` characters: the whole
+    /// budget, or with pages added to the conversation its share ([`page::across::excerpts`]).
+    pub fn own_excerpt(&self, chars: usize) -> Excerpt {
+        let text = self.page.as_ref().map_or("", |p| p.text.as_str());
+        if self.added_texts.is_empty() {
+            let index = page::index_of(text);
+            return page::excerpt(&index, text, self.page_query(), chars);
+        }
+        let sources = page::across::sources(text, own_limit(&self.added_texts), &self.added_texts);
+        page::across::excerpts(&sources, self.page_query(), chars)
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    }
+
+    /// The first excerpt of each page added to the conversation (in `added_texts`' order)
+    /// for a first request of `chars` characters: its share of them.
+    pub fn added_excerpts(&self, chars: usize) -> Vec<Excerpt> {
+        let text = self.page.as_ref().map_or("", |p| p.text.as_str());
+        let sources = page::across::sources(text, own_limit(&self.added_texts), &self.added_texts);
+        page::across::excerpts(&sources, self.page_query(), chars)
+            .into_iter()
+            .skip(1)
+            .collect()
+    }
+
+    /// The passages of the added pages the run has given the model (position in
+    /// `added_texts`, passage index), in the order first given: each page's first excerpt,
+    /// then those of each successful `query_page` call.
+    pub fn added_given(&self) -> Vec<(usize, usize)> {
+        if self.added_texts.is_empty() {
+            return Vec::new();
+        }
+        let mut given: Vec<(usize, usize)> = Vec::new();
+        let excerpts = self.added_excerpts(self.config.page_excerpt_chars);
+        for (a, excerpt) in excerpts.iter().enumerate() {
+            for i in excerpt.all() {
+                given.push((a, i));
+            }
+        }
+        let text = self.page.as_ref().map_or("", |p| p.text.as_str());
+        let mut calls: Vec<&ToolCall> = Vec::new();
+        for entry in &self.trajectory {
+            match &entry.item {
+                Item::ToolCall { call } => calls.push(call),
+                Item::ToolResult {
+                    call_id, ok: true, ..
+                } => {
+                    let Some(call) = calls.iter().find(|c| &c.id == call_id) else {
+                        continue;
+                    };
+                    for (s, i) in
+                        passages_across(&call.name, &call.arguments, text, &self.added_texts)
+                    {
+                        if s > 0 && !given.contains(&(s - 1, i)) {
+                            given.push((s - 1, i));
                         }
                     }
                 }
@@ -179,8 +253,29 @@ impl SessionState {
                     start: Some(passage.start_char as u64),
                     end: Some((passage.start_char + passage.chars) as u64),
                     page: passage.page,
+                    tab: None,
+                    added: false,
                 });
             }
+        }
+        for (a, i) in self.added_given() {
+            let added = &self.added_texts[a];
+            let index = page::index_of(&added.page.text);
+            let Some(passage) = index.passages().get(i) else {
+                continue;
+            };
+            sources.push(Source {
+                id: page::passage_id(added.base + i),
+                kind: SourceKind::Page,
+                title: added.page.title.clone(),
+                url: added.page.url.clone(),
+                excerpt: page::plain_text(passage, &added.page.text),
+                start: Some(passage.start_char as u64),
+                end: Some((passage.start_char + passage.chars) as u64),
+                page: passage.page,
+                tab: added.tab,
+                added: true,
+            });
         }
         sources.extend(self.web_sources().into_iter().map(|(n, hit)| Source {
             id: n.to_string(),
@@ -191,6 +286,8 @@ impl SessionState {
             start: None,
             end: None,
             page: None,
+            tab: None,
+            added: false,
         }));
         sources
     }

@@ -35,8 +35,8 @@ pub use search::{search_result, NoSearch, ScriptedSearch, ScriptedSearches};
 
 pub use store::{resume_all, MemoryStore, YieldingStore};
 pub use time::{
-    poll_times, polls_to_finish, yield_now, ManualClock, RecordingSink, StaticPages, NO_ACCESS,
-    UNREADABLE,
+    poll_times, polls_to_finish, yield_now, ManualClock, RecordingSink, StaticPages, INCOGNITO,
+    NO_ACCESS, UNREADABLE,
 };
 
 /// One scripted reply.

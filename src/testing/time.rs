@@ -137,7 +137,17 @@ pub const UNREADABLE: &str = "unreadable";
 /// host permission, no `activeTab` grant): Chrome hides its address too.
 pub const NO_ACCESS: &str = "no_access";
 
+/// The `lang` of a [`StaticPages`] page in an incognito tab.
+pub const INCOGNITO: &str = "x-incognito";
+
 impl PageReader for StaticPages {
+    /// A page whose `lang` is [`INCOGNITO`] is in an incognito tab; a tab without a page is
+    /// not known to be anything else.
+    fn incognito(&self, tab_id: i64) -> LocalBoxFuture<'_, bool> {
+        let private = self.0.get(&tab_id).is_none_or(|p| p.lang == INCOGNITO);
+        future::ready(private).boxed_local()
+    }
+
     /// A page whose `reader` is `"pdf"` is a PDF, read by [`PageReader::read_pdf`].
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
         let page = self.0.get(&tab_id).filter(|p| p.reader != UNREADABLE);

@@ -28,8 +28,8 @@ pub use args::{
 pub use builtin::{RequestInput, RequestInputArgs};
 pub use explain::{ExplainTextWithContext, EXPLAIN_TEXT_WITH_CONTEXT};
 pub use page::{
-    passages_of_call, QueryPage, QueryPageArgs, ReadPage, ReadPageArgs, QUERY_PAGE_K,
-    READ_PAGE_CHARS,
+    own_limit, passages_across, passages_of_call, QueryPage, QueryPageArgs, ReadPage, ReadPageArgs,
+    QUERY_PAGE_K, READ_PAGE_CHARS,
 };
 pub use screenshot::EXTRACT_SCREENSHOT_TEXT;
 pub use search::{GRADE_RESULTS, REWRITE_QUERY, SEARCH_WEB};
@@ -65,6 +65,9 @@ pub struct ToolContext<'a> {
     pub page: Option<&'a PageInfo>,
     /// The selection an explanation run is about.
     pub selection: Option<&'a Selection>,
+    /// The pages added to the conversation (questions across pages; a removed one with no
+    /// text), which `query_page` searches beside the page.
+    pub added: &'a [crate::page::across::AddedText],
 }
 
 /// The kinds of tool failure.

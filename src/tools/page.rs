@@ -95,6 +95,19 @@ fn read_window(index: &PageIndex, args: &ReadPageArgs) -> Result<Vec<usize>, Too
 
 /// The passages `query_page` gives for `args`, best first.
 fn query(index: &PageIndex, text: &str, args: &QueryPageArgs) -> Result<Vec<usize>, ToolError> {
+    let (q, k) = checked_query(args)?;
+    let hits: Vec<usize> = index.search(text, q, k).iter().map(|h| h.index).collect();
+    if hits.is_empty() {
+        return Err(ToolError::new(
+            ToolErrorKind::NotFound,
+            format!("no passage of the page has any word of \"{q}\"; try other words"),
+        ));
+    }
+    Ok(hits)
+}
+
+/// `query_page`'s query (trimmed, not empty) and passage count, checked.
+fn checked_query(args: &QueryPageArgs) -> Result<(&str, usize), ToolError> {
     let q = args.query.trim();
     if q.is_empty() {
         return Err(ToolError::new(
@@ -109,15 +122,53 @@ fn query(index: &PageIndex, text: &str, args: &QueryPageArgs) -> Result<Vec<usiz
             format!("\"k\" must be 1 to {} (got {k})", QUERY_PAGE_K.1),
         ));
     }
-    let k = k as usize;
-    let hits: Vec<usize> = index.search(text, q, k).iter().map(|h| h.index).collect();
-    if hits.is_empty() {
+    Ok((q, k as usize))
+}
+
+/// The passages a successful `query_page` call gave across the own page (`text`) and the
+/// pages `added` to the conversation, best first: (the page's position in
+/// [`page::across::sources`], the passage's position in its page). Empty for other tools and
+/// for arguments that do not decode.
+pub fn passages_across(
+    name: &str,
+    arguments: &str,
+    text: &str,
+    added: &[page::across::AddedText],
+) -> Vec<(usize, usize)> {
+    if name != QueryPage::NAME {
+        return Vec::new();
+    }
+    let sources = page::across::sources(text, own_limit(added), added);
+    let mut given = Vec::new();
+    if let Ok(found) =
+        decode_args::<QueryPageArgs>(arguments).and_then(|args| query_across(&sources, &args))
+    {
+        for f in found {
+            given.push((f.source, f.index));
+        }
+    }
+    given
+}
+
+/// The own page's numbered passages beside `added` pages: those below the first one's block.
+pub fn own_limit(added: &[page::across::AddedText]) -> usize {
+    added.iter().map(|a| a.base).min().unwrap_or(usize::MAX)
+}
+
+/// [`query`] across `sources`.
+fn query_across(
+    sources: &[page::across::Source<'_>],
+    args: &QueryPageArgs,
+) -> Result<Vec<page::across::Found>, ToolError> {
+    let (q, k) = checked_query(args)?;
+    let found = page::across::search(sources, q, k);
+    if found.is_empty() {
         return Err(ToolError::new(
             ToolErrorKind::NotFound,
-            format!("no passage of the page has any word of \"{q}\"; try other words"),
+            format!("no passage of the pages has any word of \"{q}\"; try other words"),
         ));
     }
-    Ok(hits)
+    Ok(found)
 }
 
 /// The passages (indices) a successful call of a page tool gave, from its arguments and the
@@ -231,6 +282,9 @@ impl TypedTool for QueryPage {
     ) -> LocalBoxFuture<'a, Result<String, ToolError>> {
         async move {
             let text = page_text(ctx)?;
+            if !ctx.added.is_empty() {
+                return query_result_across(ctx, text, &args);
+            }
             let index = page::index_of(text);
             let hits = query(&index, text, &args)?;
             Ok(format!(
@@ -244,4 +298,49 @@ impl TypedTool for QueryPage {
         }
         .boxed_local()
     }
+}
+
+/// `query_page`'s result across the page and the pages added to the conversation: the
+/// passages best first, each label naming its page.
+fn query_result_across(
+    ctx: &ToolContext<'_>,
+    text: &str,
+    args: &QueryPageArgs,
+) -> Result<String, ToolError> {
+    let sources = page::across::sources(text, own_limit(ctx.added), ctx.added);
+    let found = query_across(&sources, args)?;
+    let title = |s: usize| -> &str {
+        match s {
+            0 => ctx.page.map_or("", |p| p.title.as_str()),
+            _ => ctx.added[s - 1].page.title.as_str(),
+        }
+    };
+    let mut out = format!(
+        "{} passage{} for \"{}\" from {} pages, best first:\n\n",
+        found.len(),
+        if found.len() == 1 { "" } else { "s" },
+        args.query.trim(),
+        sources.iter().filter(|s| !s.text.is_empty()).count(),
+    );
+    let mut body = String::new();
+    for f in &found {
+        let source = &sources[f.source];
+        let index = page::index_of(source.text);
+        let name = crate::types::page::clean_title(title(f.source));
+        let name = if name.is_empty() {
+            "Untitled page".to_string()
+        } else {
+            name
+        };
+        page::render_from(
+            &mut body,
+            &index,
+            source.text,
+            &[f.index],
+            source.base,
+            &name,
+        );
+    }
+    out.push_str(&body);
+    Ok(out)
 }

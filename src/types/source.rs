@@ -43,4 +43,11 @@ pub struct Source {
     /// A PDF passage's page (from 1): the UI shows "page 4" and opens the PDF there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// For a passage of a page added to the conversation (questions across pages): the tab
+    /// it was read in ("Show on page" switches to it while it is open, else opens `url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<i64>,
+    /// Whether it is a passage of a page added to the conversation, not of its own page.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub added: bool,
 }

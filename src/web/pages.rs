@@ -137,7 +137,36 @@ async fn tab_address(tab_id: i64) -> Option<String> {
     Some(crate::types::page::cap_chars(&url, crate::types::page::MAX_URL_CHARS).0)
 }
 
+/// Whether tab `tab_id` is incognito (`tabs.get` says so without the `tabs` permission);
+/// a tab the browser does not describe counts as incognito: nothing is kept on a guess.
+async fn tab_incognito(tab_id: i64) -> bool {
+    let Ok(tabs) = chrome(&["tabs"]) else {
+        return true;
+    };
+    let Ok(tab) = call(&tabs, "get", &[JsValue::from_f64(tab_id as f64)]).await else {
+        return true;
+    };
+    js_sys::Reflect::get(&tab, &"incognito".into())
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true)
+}
+
 impl PageReader for ChromePages {
+    fn incognito(&self, tab_id: i64) -> LocalBoxFuture<'_, bool> {
+        tab_incognito(tab_id).boxed_local()
+    }
+
+    fn read_pages_cap(&self) -> Option<usize> {
+        // The test build's hook (pkg-scripts/lib/test-hooks.js; absent in dist/): a lower cap,
+        // so an end-to-end test sees eviction with a few pages. 0 or absent: none.
+        js_sys::Reflect::get(&js_sys::global(), &"__klReadPagesCap".into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .filter(|n| *n >= 1.0)
+            .map(|n| n as usize)
+    }
+
     fn read(&self, tab_id: i64) -> LocalBoxFuture<'_, Result<PageInfo, PageReadError>> {
         read_tab(tab_id).boxed_local()
     }

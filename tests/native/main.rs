@@ -64,6 +64,7 @@ mod layers;
 mod parsers_prop;
 mod persistence;
 mod protocol_gen;
+mod read_pages;
 mod service;
 mod state_bounds;
 

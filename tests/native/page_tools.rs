@@ -44,6 +44,7 @@ fn query(args: &str, page: &PageInfo) -> Result<String, knowledgelens::tools::To
     let ctx = ToolContext {
         page: Some(page),
         selection: None,
+        added: &[],
     };
     futures::executor::block_on(QueryPage.run(args, &ctx))
 }
@@ -173,6 +174,7 @@ fn arguments_outside_the_schemas_limits_are_refused_with_the_field_and_its_range
     let ctx = ToolContext {
         page: Some(&page),
         selection: None,
+        added: &[],
     };
     let read = |args: &str| futures::executor::block_on(ReadPage.run(args, &ctx));
     for (args, message) in [

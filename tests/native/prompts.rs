@@ -120,6 +120,7 @@ fn explain_cut_simple() -> SessionState {
         &ToolContext {
             page: state.page.as_ref(),
             selection: state.selection.as_ref(),
+            added: &[],
         },
     ))
     .expect("the context");

@@ -14,10 +14,10 @@ use knowledgelens::testing::{
 use knowledgelens::types::{ChatMessage, PageInfo, PdfReadError, Role};
 use serde_json::{json, Value};
 
-struct Harness {
-    service: Rc<Service>,
-    llm: Rc<ScriptedLlm>,
-    sessions: Rc<MemoryStore>,
+pub(crate) struct Harness {
+    pub(crate) service: Rc<Service>,
+    pub(crate) llm: Rc<ScriptedLlm>,
+    pub(crate) sessions: Rc<MemoryStore>,
     settings: Rc<MemoryStore>,
     sink: Rc<RecordingSink>,
 }
@@ -38,7 +38,7 @@ fn harness(replies: Vec<Reply>) -> Harness {
     harness_on(replies, pages)
 }
 
-fn harness_on(replies: Vec<Reply>, pages: BTreeMap<i64, PageInfo>) -> Harness {
+pub(crate) fn harness_on(replies: Vec<Reply>, pages: BTreeMap<i64, PageInfo>) -> Harness {
     let llm = Rc::new(ScriptedLlm::new(replies));
     let sessions = Rc::new(MemoryStore::new());
     let settings = Rc::new(MemoryStore::new());
@@ -63,7 +63,7 @@ fn harness_on(replies: Vec<Reply>, pages: BTreeMap<i64, PageInfo>) -> Harness {
     }
 }
 
-fn call(h: &Harness, request: Value) -> Value {
+pub(crate) fn call(h: &Harness, request: Value) -> Value {
     let (reply, run) = futures::executor::block_on(h.service.handle_json(request));
     if let Some(run) = run {
         futures::executor::block_on(run);

@@ -75,6 +75,7 @@ fn validation_errors_name_the_field_what_was_expected_and_given() {
     let ctx = ToolContext {
         page: None,
         selection: None,
+        added: &[],
     };
     let run =
         |args: &str| futures::executor::block_on(ReadPage.run(args, &ctx)).expect_err("invalid");
@@ -312,7 +313,11 @@ proptest! {
         } else {
             (json!({ field: bad }), field.to_string())
         };
-        let ctx = ToolContext { page: None, selection: None };
+        let ctx = ToolContext {
+            page: None,
+            selection: None,
+            added: &[],
+        };
         let err = futures::executor::block_on(ReadPage.run(&args.to_string(), &ctx)).expect_err("must be rejected");
         prop_assert_eq!(err.kind, ToolErrorKind::InvalidArguments);
         prop_assert!(err.message.contains(&named), "{} does not name {}", err.message, named);

@@ -35,10 +35,9 @@ pub(crate) fn page_block(
             let index = crate::page::index_of(&page.text);
             let lead = excerpt(state, fit).map(|e| e.lead).unwrap_or_default();
             let text = crate::page::render(&index, &page.text, &lead);
-            let context = strings(&[(
-                "page_data",
-                &page_data(fence, &page.title, &page.url, Some(&text)),
-            )]);
+            let mut data = page_data(fence, &page.title, &page.url, Some(&text));
+            added_pages(state, fit, &mut data);
+            let context = strings(&[("page_data", &data)]);
             template.render(&context, &["page"])
         }
         Some(page) => template.render(
@@ -52,22 +51,53 @@ pub(crate) fn page_block(
 /// The run's excerpt of its page within the characters `fit` leaves (`None` without page
 /// text).
 pub(super) fn excerpt(state: &SessionState, fit: &Fit) -> Option<crate::page::Excerpt> {
-    let page = state.page.as_ref().filter(|p| !p.text.is_empty())?;
-    let excerpt_chars = excerpt_chars(state, fit);
-    let index = crate::page::index_of(&page.text);
-    Some(crate::page::excerpt(
-        &index,
-        &page.text,
-        state.page_query(),
-        excerpt_chars,
-    ))
+    state.page.as_ref().filter(|p| !p.text.is_empty())?;
+    Some(state.own_excerpt(excerpt_chars(state, fit)))
+}
+
+/// The pages added to the conversation (questions across pages), after the page's own
+/// block: each one's share of the first excerpt, fenced under its title and URL, its
+/// passages numbered in its block. Nothing without added pages.
+fn added_pages(state: &SessionState, fit: &Fit, data: &mut String) {
+    let fence = Fence::new(&state.nonce);
+    let excerpts = state.added_excerpts(excerpt_chars(state, fit));
+    let mut first = true;
+    for (added, excerpt) in state.added_texts.iter().zip(excerpts) {
+        if added.page.text.is_empty() {
+            continue;
+        }
+        if first {
+            data.push_str("\n\nPages the user added as sources of this conversation (cite their labels the same way):");
+            first = false;
+        }
+        let index = crate::page::index_of(&added.page.text);
+        let mut text = String::new();
+        crate::page::render_from(
+            &mut text,
+            &index,
+            &added.page.text,
+            &excerpt.all(),
+            added.base,
+            "",
+        );
+        data.push('\n');
+        data.push_str(&page_data(
+            fence,
+            &added.page.title,
+            &added.page.url,
+            Some(&text),
+        ));
+    }
 }
 
 /// Whether `excerpt` is the whole of the state's page.
 pub(super) fn shows_whole(state: &SessionState, excerpt: &crate::page::Excerpt) -> bool {
-    state.page.as_ref().is_some_and(|page| {
-        excerpt.lead.len() == crate::page::index_of(&page.text).passages().len()
-    })
+    // Beside added pages the tools that search them are always offered.
+    let added = state.added_texts.iter().any(|a| !a.page.text.is_empty());
+    !added
+        && state.page.as_ref().is_some_and(|page| {
+            excerpt.lead.len() == crate::page::index_of(&page.text).passages().len()
+        })
 }
 
 /// What the current question's request gives of the page beside its lead (within the

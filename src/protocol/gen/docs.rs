@@ -106,6 +106,8 @@ fn storage_keys() -> Vec<(&'static str, String, &'static str)> {
         ("session", entry_key(session, 3, 0), "Trajectory entry 0 of run 3 of the session (append-only; written before the head that counts it)."),
         ("session", super::super::ConversationId::parse(&format!("conv:{session}:1")).map(|c| c.to_string()).unwrap_or_default(), "The first archived conversation of the session (`new_conversation`), listed by `history`."),
         ("session", format!("{QUARANTINE_PREFIX}{session}:1700000000000"), "A session record that could not be read, set aside (with the time, ms) instead of being lost."),
+        ("session", crate::state::read_pages::READ_PAGES_KEY.to_string(), "The index of the pages read in this browser session, kept for questions across pages (id, title, URL, site, when read and last used, tab, bytes; with a version): at most 20 pages and 4 MiB, least recently used removed first."),
+        ("session", crate::state::read_pages::read_page_key(3), "Kept page 3's title, URL and text (`PageInfo`), JSON text; never an incognito tab's."),
     ]
 }
 

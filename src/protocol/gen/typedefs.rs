@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use super::super::panel::PanelView;
 use super::super::reply::{
     AckReply, AnswerReply, ClearedReply, ConnectionReply, Envelope, ExportReply, HistoryReply,
-    LocalModelsReply, LocateReply, ModelsReply, SearchCheckReply, SearchOfferReply, SettingsReply,
-    StopReply,
+    LocalModelsReply, LocateReply, ModelsReply, ReadPagesReply, SearchCheckReply, SearchOfferReply,
+    SettingsReply, StopReply,
 };
 use super::super::{Command, SessionView};
 use super::{constants, Constant};
@@ -69,11 +69,14 @@ impl Catalog {
             ("history", schema::<HistoryReply>(g)),
             ("open_conversation", view.clone()),
             ("clear_history", schema::<ClearedReply>(g)),
-            ("explain", view),
+            ("explain", view.clone()),
             ("test_search", schema::<SearchCheckReply>(g)),
             ("search_offer", schema::<SearchOfferReply>(g)),
             ("locate_passage", schema::<LocateReply>(g)),
             ("find_local_models", schema::<LocalModelsReply>(g)),
+            ("read_pages", schema::<ReadPagesReply>(g)),
+            ("add_pages", view.clone()),
+            ("remove_page", view),
         ];
         let panel_replies = vec![
             ("snapshot", schema::<PanelView>(g)),
