@@ -14,7 +14,7 @@ export declare const MAX_PDF_BYTES: number;
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export declare const PANEL_REQUESTS: readonly string[];
 /** Request types (`type` of a request), by name. */
-export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
+export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly RUN_ACTION: "run_action"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
 /** Every event type a run emits. */
 export declare const EVENTS: readonly string[];
 /** Run statuses after which a run is over (also the names of the events that end it). */
@@ -104,6 +104,7 @@ export interface Replies {
   search_offer: SearchOfferReply;
   locate_passage: LocateReply;
   find_local_models: LocalModelsReply;
+  run_action: SessionView;
 }
 /** The `data` of the reply to each request of the in-page panel. */
 export interface PanelReplies {
@@ -391,6 +392,26 @@ export type Command = {
   type: "locate_passage";
 } | {
   type: "find_local_models";
+} | {
+  /**
+   * The action's id: a built-in's (`explain`, `summarize`, `translate`, `define`,
+   * `simplify`) or one of the user's actions.
+   */
+  action: string;
+  /**
+   * The browser's language, by name ("French"): what Translate translates into
+   * unless Options chose another (letters, spaces, `-` and parentheses, at most 40).
+   */
+  language?: string | null;
+  /** Step bound for this run. */
+  max_steps?: number | null;
+  /** The selection, checked and capped ([`Selection::checked`]). */
+  selection: Selection;
+  /** Session key. */
+  session: SessionKey;
+  /** The tab the selection is in (its text is read as for a question). */
+  tab_id?: number | null;
+  type: "run_action";
 };
 
 export type Confidence = number;
@@ -988,6 +1009,11 @@ export type StopReply = {
 
 /** A finished question of this session, kept as conversation history. */
 export type Turn = {
+  /**
+   * The selection action it applied (its name), when it was not an explanation
+   * (`explain` is then true too: `question` is the selected text).
+   */
+  action?: string | null;
   /** The answer it got (maybe partial or empty). */
   answer: string;
   /** Whether it explained a selection (`question` is then the selected text). */

@@ -34,6 +34,7 @@ export const REQUESTS = Object.freeze({
   "LOCATE_PASSAGE": "locate_passage",
   "NEW_CONVERSATION": "new_conversation",
   "OPEN_CONVERSATION": "open_conversation",
+  "RUN_ACTION": "run_action",
   "SAVE_SETTINGS": "save_settings",
   "SEARCH_OFFER": "search_offer",
   "SNAPSHOT": "snapshot",

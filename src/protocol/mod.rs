@@ -66,6 +66,8 @@ struct RawRequest {
     conversation: Option<String>,
     selection: Option<Selection>,
     text: Option<String>,
+    action: Option<String>,
+    language: Option<String>,
 }
 
 /// `"research": {"subtopics": 4}` of an `ask`: answer it in research mode.
@@ -132,6 +134,13 @@ impl Request {
                 .ok_or_else(|| missing("a \"request_id\""))
         };
         let settings = || raw.settings.clone().ok_or_else(|| missing("\"settings\""));
+        let selection = || {
+            raw.selection
+                .clone()
+                .ok_or_else(|| missing("a \"selection\""))?
+                .checked()
+                .map_err(|e| ApiError::bad_request(e.to_string()))
+        };
         let command = match kind {
             "snapshot" => Command::Snapshot {
                 session: session()?,
@@ -150,12 +159,22 @@ impl Request {
                 session: session()?,
                 tab_id: raw.tab_id,
                 max_steps: raw.max_steps,
-                selection: raw
-                    .selection
-                    .clone()
-                    .ok_or_else(|| missing("a \"selection\""))?
-                    .checked()
-                    .map_err(|e| ApiError::bad_request(e.to_string()))?,
+                selection: selection()?,
+            },
+            "run_action" => Command::RunAction {
+                session: session()?,
+                tab_id: raw.tab_id,
+                max_steps: raw.max_steps,
+                selection: selection()?,
+                action: checked_action_id(
+                    raw.action
+                        .as_deref()
+                        .ok_or_else(|| missing("an \"action\""))?,
+                )?,
+                language: raw
+                    .language
+                    .as_deref()
+                    .and_then(crate::actions::checked_language),
             },
             "stop" => Command::Stop {
                 session: session()?,
@@ -348,6 +367,41 @@ pub enum Command {
     /// Look for model servers on this computer (the usual ports, 1 s each, in parallel):
     /// each one that answers, with its models. Reply: [`reply::LocalModelsReply`].
     FindLocalModels,
+    /// Apply a selection action to the selected text of a tab (starts a run, like
+    /// `explain`; the action `explain` is an explanation). Reply: [`SessionView`].
+    RunAction {
+        /// Session key.
+        session: SessionKey,
+        /// The tab the selection is in (its text is read as for a question).
+        tab_id: Option<i64>,
+        /// The selection, checked and capped ([`Selection::checked`]).
+        selection: Selection,
+        /// The action's id: a built-in's (`explain`, `summarize`, `translate`, `define`,
+        /// `simplify`) or one of the user's actions.
+        action: String,
+        /// The browser's language, by name ("French"): what Translate translates into
+        /// unless Options chose another (letters, spaces, `-` and parentheses, at most 40).
+        language: Option<String>,
+        /// Step bound for this run.
+        max_steps: Option<u32>,
+    },
+}
+
+/// An action id as a request names it: 1 to 64 ASCII letters, digits, `-` or `_`.
+fn checked_action_id(id: &str) -> Result<String, ApiError> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(id.to_string())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "Unreadable request: \"{}\" is not an action id.",
+            crate::types::text::clip_marked(id, 40)
+        )))
+    }
 }
 
 /// A passage to locate, trimmed and cut to [`MAX_LOCATE_CHARS`]; empty is refused.
@@ -390,7 +444,7 @@ impl SearchOfferAnswer {
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 19] = [
+    pub const NAMES: [&'static str; 20] = [
         "snapshot",
         "ask",
         "stop",
@@ -410,6 +464,7 @@ impl Command {
         "search_offer",
         "locate_passage",
         "find_local_models",
+        "run_action",
     ];
 
     /// This request's wire name.
@@ -434,6 +489,7 @@ impl Command {
             Self::SearchOffer { .. } => 16,
             Self::LocatePassage { .. } => 17,
             Self::FindLocalModels => 18,
+            Self::RunAction { .. } => 19,
         };
         Self::NAMES[index]
     }

@@ -3,6 +3,7 @@
 //! in the envelope. Everything reaches the world through the ports; the `web` layer only
 //! converts values and spawns the futures this returns.
 
+mod actions;
 mod attention;
 mod connection;
 mod conversations;
@@ -195,6 +196,18 @@ impl Service {
                 max_steps,
             } => with_run(
                 self.explain(session, selection, tab_id, max_steps)
+                    .await
+                    .map(|(view, run)| (view, Some(run))),
+            ),
+            Command::RunAction {
+                session,
+                tab_id,
+                selection,
+                action,
+                language,
+                max_steps,
+            } => with_run(
+                self.run_action(session, selection, &action, language, tab_id, max_steps)
                     .await
                     .map(|(view, run)| (view, Some(run))),
             ),

@@ -69,11 +69,12 @@ impl Catalog {
             ("history", schema::<HistoryReply>(g)),
             ("open_conversation", view.clone()),
             ("clear_history", schema::<ClearedReply>(g)),
-            ("explain", view),
+            ("explain", view.clone()),
             ("test_search", schema::<SearchCheckReply>(g)),
             ("search_offer", schema::<SearchOfferReply>(g)),
             ("locate_passage", schema::<LocateReply>(g)),
             ("find_local_models", schema::<LocalModelsReply>(g)),
+            ("run_action", view),
         ];
         let panel_replies = vec![
             ("snapshot", schema::<PanelView>(g)),
