@@ -17,6 +17,7 @@ import {
   TERMINAL, disconnected, emptyView, initialState, knownText, normalizeView, receiveEvent,
   receiveSnapshot, shownAnswer, sourceUrls,
 } from './view-state.js';
+import { BUILTIN_BUTTONS, browserLanguage, mountActionButtons } from './ui/actions.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
 import { renderConversations } from './ui/conversations.js';
@@ -306,12 +307,20 @@ async function explain() {
   if (text) await startRun(REQUESTS.EXPLAIN, { selection: selectionToSend(text) });
 }
 
+/** A selection action's button (ui/actions.js): the same selection, another action. */
+async function runAction(action) {
+  const text = el.selection.value.trim();
+  if (text) await startRun(REQUESTS.RUN_ACTION, { selection: selectionToSend(text), action, language: browserLanguage() });
+}
+let disableActions = mountActionButtons(/** @type {HTMLElement} */ (document.getElementById('action-buttons')), BUILTIN_BUTTONS, runAction);
+
 /** The "Selected text" box, or why the page cannot be explained. */
 function renderExplain(view, readOnly) {
   const error = state.capture?.error;
   const usable = state.mode === 'popup' && state.tabId !== null && !readOnly && !error;
   el['explain-form'].hidden = !usable || !state.capture;
   el.explain.disabled = !el.selection.value.trim() || view.status === 'running' || state.askPending;
+  disableActions(el.explain.disabled);
   el['explain-note'].hidden = !error;
   el['explain-note'].textContent = error?.message ?? '';
 }

@@ -45,6 +45,8 @@ export declare const MAX_PAGE_CHARS: number;
 export declare const MAX_LOCATE_CHARS: number;
 /** How long reading a tab's text may take before a run goes on without it (ms). */
 export declare const PAGE_READ_TIMEOUT_MS: number;
+/** The built-in selection actions, in menu order: their ids and names (buttons and menu entries). */
+export declare const BUILTIN_ACTIONS: readonly (Record<string, unknown>)[];
 /** The values of the setting "Reading level", in the order to list them. */
 export declare const READING_LEVELS: readonly string[];
 /** Token budget per run: the default and the bounds a setting must keep. */
@@ -110,6 +112,7 @@ export interface Replies {
 export interface PanelReplies {
   snapshot: PanelView;
   stop: StopReply;
+  run_action: PanelView;
 }
 
 /** `ack_input`: whether the acknowledgement reached the question it names. */

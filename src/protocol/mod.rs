@@ -388,7 +388,7 @@ pub enum Command {
 }
 
 /// An action id as a request names it: 1 to 64 ASCII letters, digits, `-` or `_`.
-fn checked_action_id(id: &str) -> Result<String, ApiError> {
+pub fn checked_action_id(id: &str) -> Result<String, ApiError> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id

@@ -294,3 +294,60 @@ fn a_later_question_sees_the_action_turn_by_its_name() {
         requests[1].messages
     );
 }
+
+fn panel(h: &Harness, request: Value, tab: Option<i64>) -> Value {
+    let (reply, run) = block_on(h.service.handle_panel(&request.to_string(), tab));
+    if let Some(run) = run {
+        block_on(run);
+    }
+    reply.to_value()
+}
+
+#[test]
+fn the_panel_runs_another_action_on_its_runs_selection_in_its_own_tab_only() {
+    let h = harness(
+        vec![
+            Reply::text("Big tides."),
+            Reply::text("Marées de vives-eaux."),
+        ],
+        Rc::new(MemoryStore::new()),
+    );
+    let first = call(&h, action_request("explain", None));
+    assert_eq!(first["data"]["run"], 1, "{first}");
+    let ask = |tab: Option<i64>, run: u32, action: &str| {
+        panel(
+            &h,
+            json!({"id": 2, "type": "run_action", "session": "tab:12", "run": run,
+                   "action": action, "language": "French"}),
+            tab,
+        )
+    };
+    let other_tab = ask(Some(13), 1, "translate");
+    assert_eq!(other_tab["error"]["kind"], "forbidden", "{other_tab}");
+    let not_its_run = ask(Some(12), 7, "translate");
+    assert_eq!(not_its_run["error"]["kind"], "not_found", "{not_its_run}");
+    let unknown = ask(Some(12), 1, "rephrase");
+    assert_eq!(unknown["error"]["kind"], "not_found", "{unknown}");
+    assert_eq!(h.llm.calls(), 1, "refusals make no call");
+
+    let reply = ask(Some(12), 1, "translate");
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(
+        reply["data"]["run"], 2,
+        "the panel follows the new run by its id"
+    );
+    let requests = h.llm.requests.borrow();
+    let last = &requests[1].messages.last().expect("messages").content;
+    assert!(
+        last.starts_with("Translate the text I selected on the page into French."),
+        "{last}"
+    );
+    assert!(
+        last.contains(SELECTED),
+        "the selection kept in the worker: {last}"
+    );
+    drop(requests);
+    // The earlier run is over: the panel may not start from it again.
+    let again = ask(Some(12), 1, "define");
+    assert_eq!(again["error"]["kind"], "not_found", "{again}");
+}

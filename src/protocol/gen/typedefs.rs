@@ -79,6 +79,7 @@ impl Catalog {
         let panel_replies = vec![
             ("snapshot", schema::<PanelView>(g)),
             ("stop", schema::<StopReply>(g)),
+            ("run_action", schema::<PanelView>(g)),
         ];
         Self {
             definitions: generator.take_definitions(true),

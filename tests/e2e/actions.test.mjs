@@ -1,0 +1,145 @@
+// Selection actions, end to end in Chromium with the scripted OpenAI-compatible server and
+// the fixture pages on loopback:
+// - the context menu is a submenu "KnowledgeLens" with Explain, Summarize, Translate, Define
+//   and Simplify (the test build records what chrome.contextMenus.create received);
+// - each built-in action through the worker's menu entry point (klRunActionFromTab) and
+//   through the popup's buttons beside "Explain selection": the request to the model server
+//   holds the action's template (src/actions/<id>.tpl) with the selection and its paragraph;
+// - the in-page panel's "Summarize" runs on the selection its run kept in the worker, and the
+//   panel follows the new run;
+// - a screenshot of the popup's action buttons under test-output/.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
+import { startHarness } from './support/harness.mjs';
+import { panelFrame } from './support/panel.mjs';
+import { checkAccessibleNames, waitForRunEnd } from './support/popup.mjs';
+
+const ACTIONS = [['summarize', 'Summarize'], ['translate', 'Translate'], ['define', 'Define'], ['simplify', 'Simplify']];
+const SELECTED = 'Keeper Agnes Tull blamed the salt spray for every cracked lens';
+const PARAGRAPH = 'The lamp burned 412 litres of colza oil each winter.';
+
+let harness;
+let language;
+
+before(async () => {
+  harness = await startHarness('actions');
+  language = await harness.kl.worker.evaluate(() =>
+    new Intl.DisplayNames(['en'], { type: 'language' }).of(chrome.i18n.getUILanguage()));
+});
+
+after(async () => {
+  await harness?.close();
+});
+
+const describe = () => `${harness.llm.timeline()}\n${harness.kl.recentLogs()}`;
+
+/** The first line of action `id`'s template, as the model reads it. */
+function instruction(id) {
+  const text = readFileSync(new URL(`../../src/actions/${id}.tpl`, import.meta.url), 'utf8');
+  const line = text.split('## request\n')[1].split('\n')[0];
+  return line.replace('{{target_language}}', language);
+}
+
+/** A new tab on the explain fixture with #target selected: its page and tab id. */
+async function selectedTab() {
+  const page = await harness.kl.context.newPage();
+  await page.goto(harness.pages.url('explain.html'));
+  await page.evaluate(() => {
+    const range = document.createRange();
+    range.selectNodeContents(document.querySelector('#target'));
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+  });
+  return { page, tabId: await tabIdOf(harness.kl.context, page) };
+}
+
+/** Waits for the model request after `from` and returns its last user message's text. */
+async function requestAfter(from) {
+  await waitUntil(() => harness.llm.chatRequests.length > from, { timeout: 30_000, message: () => `a model request\n${describe()}` });
+  const { messages } = harness.llm.chatRequests[from].body;
+  return { last: messages.filter((m) => m.role === 'user').at(-1).content, body: harness.llm.chatRequests[from].body };
+}
+
+/** Checks that `text` is action `id`'s request with the fixture's selection and paragraph. */
+function assertActionRequest(id, { last, body }) {
+  assert.ok(last.startsWith(instruction(id)), `${id}: not its template:\n${last}`);
+  assert.match(last, new RegExp(`<page-[0-9a-f]+>\\n${SELECTED}\\n</page-[0-9a-f]+>`), `${id}: the selection, fenced`);
+  assert.ok(last.includes(PARAGRAPH), `${id}: the paragraph around it`);
+  assert.ok(last.includes('Headings: The Keepers of Bellhaven Light > The lamp > Fuel and salt'), `${id}: the headings`);
+  assert.ok(!body.tools?.length, `${id}: tools offered`);
+}
+
+test('the context menu is a submenu "KnowledgeLens" with the built-in actions', async () => {
+  const menus = await waitUntil(async () => {
+    const recorded = await harness.kl.worker.evaluate(() => globalThis.__klMenus);
+    return recorded.length >= 6 ? recorded : null;
+  }, { message: 'the menu to be built' });
+  const created = menus.filter(([method]) => method === 'create').map(([, props]) => props);
+  assert.deepEqual(created[0], { id: 'knowledgelens', title: 'KnowledgeLens', contexts: ['selection'] });
+  assert.deepEqual(
+    created.slice(1).map((p) => [p.parentId, p.title, p.id]),
+    [['Explain', 'explain'], ...ACTIONS.map(([id, name]) => [name, id])]
+      .map(([name, id]) => ['knowledgelens', name, `knowledgelens-action:${id}`]),
+  );
+});
+
+test('each built-in action through the menu entry point sends its template with the selection and context', async () => {
+  const { page, tabId } = await selectedTab();
+  const popup = await openPopup(harness.kl.context, harness.kl.extId, tabId);
+  for (const [id, name] of ACTIONS) {
+    const from = harness.llm.chatRequests.length;
+    harness.llm.script({ content: `${name} done.` });
+    const result = await harness.kl.worker.evaluate(([tab, action]) => globalThis.klRunActionFromTab(tab, action, 'menu'), [tabId, id]);
+    assert.equal(result.ok, true, `${id}: ${JSON.stringify(result)}\n${describe()}`);
+    assertActionRequest(id, await requestAfter(from));
+    const done = await waitForRunEnd(popup, { diagnostics: describe });
+    assert.equal(done.state, 'completed', `${id}: ${JSON.stringify(done)}`);
+    assert.equal(done.answerText, `${name} done.`);
+  }
+  await popup.close();
+  await page.close();
+});
+
+test('the popup offers the actions beside "Explain selection", and each sends its template', async () => {
+  const { page, tabId } = await selectedTab();
+  const popup = await openPopup(harness.kl.context, harness.kl.extId, tabId);
+  await waitUntil(() => popup.evaluate(() => document.documentElement.dataset.selection), { message: 'the selection' });
+  await checkAccessibleNames(popup, {
+    present: [['button', 'Explain selection'], ...ACTIONS.map(([, name]) => ['button', name])],
+  });
+  await screenshot(popup, 'popup-actions.png');
+  for (const [id, name] of ACTIONS) {
+    const from = harness.llm.chatRequests.length;
+    harness.llm.script({ content: `${name} from the popup.` });
+    await popup.getByRole('button', { name, exact: true }).click();
+    assertActionRequest(id, await requestAfter(from));
+    const done = await waitForRunEnd(popup, { diagnostics: describe });
+    assert.equal(done.answerText, `${name} from the popup.`, id);
+  }
+  await popup.close();
+  await page.close();
+});
+
+test('the in-page panel runs another action on its selection and follows the new run', async () => {
+  const { page, tabId } = await selectedTab();
+  harness.llm.script({ content: 'Salt spray cracked the lenses.' });
+  assert.deepEqual(await harness.kl.worker.evaluate((tab) => globalThis.klExplainFromTab(tab, 'menu'), tabId), { ok: true });
+  const answer = async () => (await panelFrame(page)?.locator('.answer').textContent().catch(() => '')) ?? '';
+  await waitUntil(async () => (await answer()).includes('Salt spray cracked'), { timeout: 30_000, message: () => `the explanation\n${describe()}` });
+  const frame = panelFrame(page);
+  const summarize = frame.getByRole('button', { name: 'Summarize', exact: true });
+  await waitUntil(() => summarize.isEnabled(), { message: 'Summarize enabled after the run' });
+  for (const [, name] of ACTIONS) assert.equal(await frame.getByRole('button', { name, exact: true }).count(), 1, name);
+  // Another selection on the page now: the panel's action uses the selection its run kept.
+  await page.evaluate(() => getSelection().removeAllRanges());
+  const from = harness.llm.chatRequests.length;
+  harness.llm.script({ content: 'Agnes blamed salt.' });
+  await summarize.click();
+  assertActionRequest('summarize', await requestAfter(from));
+  await waitUntil(async () => (await answer()).includes('Agnes blamed salt.'), { timeout: 30_000, message: () => `the panel to follow the new run\n${describe()}` });
+  await waitUntil(async () => (await frame.locator('.status').textContent()) === 'Done.', { message: 'the new run done' });
+  await page.close();
+});
