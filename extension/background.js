@@ -22,7 +22,7 @@
 import { captureSelection, pdfSelection } from './capture.js';
 import { isOwnExtensionPage, panelRun } from './senders.js';
 import { MAX_STEPS_DEFAULT, PANEL_PORT_NAME, PDF_PORT_NAME, PORT_NAME, REQUESTS } from './protocol.gen.js';
-import { BUILTIN, browserLanguage } from './ui/actions.js';
+import { BUILTIN, actionsFor, browserLanguage } from './ui/actions.js';
 import init, { Backend, __wbg_reset_state } from './wasm/knowledgelens.js';
 
 performance.mark('kl:script');
@@ -386,8 +386,27 @@ async function buildMenus(actions) {
   }
 }
 
+/** The menu from the saved actions (the built-ins when they cannot be read). */
+async function refreshMenus() {
+  let actions = BUILTIN;
+  try {
+    const backend = await ready;
+    const envelope = await unlessCrashed(backend.handle({ id: nextRequestId++, type: REQUESTS.GET_ACTIONS }, SELF));
+    if (envelope?.ok) actions = actionsFor(envelope.data, 'menu');
+  } catch (err) {
+    console.warn('KnowledgeLens: the menu shows the built-in actions:', err);
+  }
+  await buildMenus(actions);
+}
+
 chrome.runtime.onInstalled.addListener(() => {
-  buildMenus(BUILTIN).catch((err) => console.error('KnowledgeLens: could not build the menu:', err));
+  refreshMenus().catch((err) => console.error('KnowledgeLens: could not build the menu:', err));
+});
+// Options saved the actions: the menu follows.
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'local' && 'actions' in changes) {
+    refreshMenus().catch((err) => console.error('KnowledgeLens: could not rebuild the menu:', err));
+  }
 });
 chrome.contextMenus.onClicked.addListener((info, tab) => {
   const id = String(info.menuItemId);

@@ -20,6 +20,7 @@ import {
 import { PROVIDER_TEXTS, SEARCH_TEXTS } from './ui/options-texts.js';
 import { isLoopback, keyInClear, searchUrlProblem, urlProblem } from './ui/urls.js';
 import { createLocalModels } from './ui/local-models.js';
+import { createActionsEditor } from './ui/actions-options.js';
 
 const PROVIDERS = Object.fromEntries(
   Object.entries(PROVIDER_TEXTS).map(([name, texts]) => [
@@ -36,7 +37,7 @@ const WINDOW = CONTEXT_WINDOW;
 
 const $ = (id) => document.getElementById(id);
 const form = /** @type {HTMLFormElement} */ ($('settings-form'));
-const fieldsets = [/** @type {HTMLFieldSetElement} */ ($('fields')), /** @type {HTMLFieldSetElement} */ ($('prices')), /** @type {HTMLFieldSetElement} */ ($('limits')), /** @type {HTMLFieldSetElement} */ ($('search'))];
+const fieldsets = [/** @type {HTMLFieldSetElement} */ ($('fields')), /** @type {HTMLFieldSetElement} */ ($('prices')), /** @type {HTMLFieldSetElement} */ ($('limits')), /** @type {HTMLFieldSetElement} */ ($('search')), /** @type {HTMLFieldSetElement} */ ($('actions'))];
 const provider = /** @type {HTMLSelectElement} */ ($('provider'));
 const baseUrl = /** @type {HTMLInputElement} */ ($('base-url'));
 const model = /** @type {HTMLInputElement} */ ($('model'));
@@ -420,12 +421,24 @@ async function load() {
   } finally {
     setEnabled(true);
   }
+  actions.load().then((notice) => { if (notice) setStatus(notice, 'error'); },
+    (err) => setStatus(`Could not load the actions: ${err.message}`, 'error'));
   void refreshModels();
 }
 
 async function save() {
   const settings = await settingsFromForm({ requirePermission: true });
   if (!settings) return;
+  // The actions first: a field marked in Actions saves nothing.
+  try {
+    if (!(await actions.save())) {
+      setStatus('Fix the actions marked in Actions: nothing was saved.', 'error');
+      return;
+    }
+  } catch (err) {
+    setStatus(err.message || 'The actions could not be saved.', 'error');
+    return;
+  }
   saveButton.disabled = true;
   setStatus('Saving…');
   try {
@@ -694,6 +707,16 @@ async function useLocalModel({ provider: which, base_url: url, model: name }) {
 const localModels = createLocalModels($('found-list'), {
   request: (type, fields) => connection.request(type, fields),
   onUse: (choice) => void useLocalModel(choice),
+});
+
+const actions = createActionsEditor({
+  connection: { request: (type, fields) => connection.request(type, fields) },
+  list: $('action-list'),
+  language: /** @type {HTMLInputElement} */ ($('target-language')),
+  add: /** @type {HTMLButtonElement} */ ($('add-action')),
+  reset: /** @type {HTMLButtonElement} */ ($('reset-actions')),
+  error: $('actions-error'),
+  shortcuts: $('shortcuts-link'),
 });
 
 const connection = new Connection({

@@ -17,7 +17,7 @@ import {
   TERMINAL, disconnected, emptyView, initialState, knownText, normalizeView, receiveEvent,
   receiveSnapshot, shownAnswer, sourceUrls,
 } from './view-state.js';
-import { BUILTIN_BUTTONS, browserLanguage, mountActionButtons } from './ui/actions.js';
+import { BUILTIN_BUTTONS, actionsFor, browserLanguage, mountActionButtons } from './ui/actions.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
 import { renderConversations } from './ui/conversations.js';
@@ -312,7 +312,14 @@ async function runAction(action) {
   const text = el.selection.value.trim();
   if (text) await startRun(REQUESTS.RUN_ACTION, { selection: selectionToSend(text), action, language: browserLanguage() });
 }
-let disableActions = mountActionButtons(/** @type {HTMLElement} */ (document.getElementById('action-buttons')), BUILTIN_BUTTONS, runAction);
+const actionButtons = /** @type {HTMLElement} */ (document.getElementById('action-buttons'));
+let disableActions = mountActionButtons(actionButtons, BUILTIN_BUTTONS, runAction);
+/** The buttons of the actions saved for the popup (Options, section Actions), once connected. */
+async function loadActions() {
+  const shown = actionsFor(await connection.request(REQUESTS.GET_ACTIONS), 'popup').filter((a) => a.id !== 'explain');
+  disableActions = mountActionButtons(actionButtons, shown, runAction);
+  render();
+}
 
 /** The "Selected text" box, or why the page cannot be explained. */
 function renderExplain(view, readOnly) {
@@ -798,6 +805,7 @@ const connection = new Connection({
     state.connected = true;
     document.documentElement.dataset.connection = 'connected';
     void refresh();
+    loadActions().catch((err) => console.warn('KnowledgeLens: could not read the actions:', err));
   },
   onDisconnect: () => {
     state.connected = false;

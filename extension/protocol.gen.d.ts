@@ -14,7 +14,7 @@ export declare const MAX_PDF_BYTES: number;
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export declare const PANEL_REQUESTS: readonly string[];
 /** Request types (`type` of a request), by name. */
-export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly RUN_ACTION: "run_action"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
+export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CHECK_ACTIONS: "check_actions"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_ACTIONS: "get_actions"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly RUN_ACTION: "run_action"; readonly SAVE_ACTIONS: "save_actions"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
 /** Every event type a run emits. */
 export declare const EVENTS: readonly string[];
 /** Run statuses after which a run is over (also the names of the events that end it). */
@@ -107,6 +107,9 @@ export interface Replies {
   locate_passage: LocateReply;
   find_local_models: LocalModelsReply;
   run_action: SessionView;
+  get_actions: ActionsReply;
+  check_actions: ActionsCheckReply;
+  save_actions: ActionsReply;
 }
 /** The `data` of the reply to each request of the in-page panel. */
 export interface PanelReplies {
@@ -119,6 +122,64 @@ export interface PanelReplies {
 export type AckReply = {
   /** The id named the question the run is waiting on. */
   acknowledged: boolean;
+};
+
+/** One action of the list. */
+export type ActionDef = {
+  /** Shown nowhere (a built-in is hidden, not deleted). */
+  hidden?: boolean;
+  /** A built-in's id, `custom-<n>` for the user's (empty for a new one: given on save). */
+  id?: string;
+  /** In the context menu. */
+  menu?: boolean;
+  /** The name the menus and buttons show (a built-in's is fixed). */
+  name: string;
+  /** In the in-page panel. */
+  panel?: boolean;
+  /** In the popup and the side panel. */
+  popup?: boolean;
+  /** The user's template (empty for a built-in). */
+  template?: string;
+};
+
+/** A problem with one field of one action. */
+export type ActionFieldError = {
+  /** `name`, `template` or `list`. */
+  field: string;
+  /** The action's place in the list (from 0); `None`: the list itself. */
+  index?: number | null;
+  /** What is wrong and what to do. */
+  message: string;
+};
+
+/**
+ * `check_actions`: every problem of the list, each with its action and field (none: it
+ * can be saved).
+ */
+export type ActionsCheckReply = {
+  /** The problems, in list order. */
+  errors: ActionFieldError[];
+};
+
+/** The saved actions. */
+export type ActionsRecord = {
+  /** Every action, in menu order. */
+  actions: ActionDef[];
+  /** What Translate translates into (empty: the browser's language). */
+  target_language?: string;
+  /** The schema version ([`ACTIONS_VERSION`]). */
+  version?: number;
+};
+
+/**
+ * `get_actions`, `save_actions`: the actions in menu order (built-ins and the user's), and
+ * why the saved ones could not be used (the defaults are shown meanwhile).
+ */
+export type ActionsReply = {
+  /** The actions. */
+  actions: ActionsRecord;
+  /** Why the saved record was not used, if it was not. */
+  notice?: string | null;
 };
 
 /** One event with the run's progress. */
@@ -415,6 +476,16 @@ export type Command = {
   /** The tab the selection is in (its text is read as for a question). */
   tab_id?: number | null;
   type: "run_action";
+} | {
+  type: "get_actions";
+} | {
+  /** The list. */
+  actions: ActionsRecord;
+  type: "check_actions";
+} | {
+  /** The list. */
+  actions: ActionsRecord;
+  type: "save_actions";
 };
 
 export type Confidence = number;
@@ -651,7 +722,7 @@ export type ResearchAsk = {
 };
 
 /** The data of a successful reply: one variant per reply type. */
-export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | PanelView;
+export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | PanelView | ActionsReply | ActionsCheckReply;
 
 export type RunErrorKind = "network" | "timeout" | "rate_limited" | "server" | "auth" | "not_found" | "bad_request" | "context_too_long" | "config" | "unavailable" | "deadline" | "empty_reply" | "interrupted" | "internal" | "input_timeout" | "unknown";
 

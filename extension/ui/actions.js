@@ -29,6 +29,19 @@ export function browserLanguage() {
 }
 
 /**
+ * The actions shown in `where` (`menu`, `popup` or `panel`), in order, from a
+ * `get_actions` reply: not hidden, and meant for that place.
+ * @param {import('../protocol.gen.js').ActionsReply} reply
+ * @param {'menu'|'popup'|'panel'} where
+ * @returns {ActionButton[]}
+ */
+export function actionsFor(reply, where) {
+  return reply.actions.actions
+    .filter((action) => !action.hidden && action[where] !== false)
+    .map(({ id, name }) => ({ id: id ?? '', name }));
+}
+
+/**
  * Fills `container` with one button per action (its name as textContent: a user's name is
  * never markup), each calling `run(id)`; returns a function that enables or disables them.
  * @param {HTMLElement} container

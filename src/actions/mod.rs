@@ -7,6 +7,8 @@
 //! request is rendered from it ([`ActionRun::render`]) with the values the agent fences.
 //! Pure: no browser access.
 
+pub mod store;
+
 use std::sync::OnceLock;
 
 use serde::Serialize;

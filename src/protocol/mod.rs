@@ -68,6 +68,7 @@ struct RawRequest {
     text: Option<String>,
     action: Option<String>,
     language: Option<String>,
+    actions: Option<crate::actions::store::ActionsRecord>,
 }
 
 /// `"research": {"subtopics": 4}` of an `ask`: answer it in research mode.
@@ -175,6 +176,13 @@ impl Request {
                     .language
                     .as_deref()
                     .and_then(crate::actions::checked_language),
+            },
+            "get_actions" => Command::GetActions,
+            "check_actions" => Command::CheckActions {
+                actions: raw.actions.clone().ok_or_else(|| missing("\"actions\""))?,
+            },
+            "save_actions" => Command::SaveActions {
+                actions: raw.actions.clone().ok_or_else(|| missing("\"actions\""))?,
             },
             "stop" => Command::Stop {
                 session: session()?,
@@ -385,6 +393,21 @@ pub enum Command {
         /// Step bound for this run.
         max_steps: Option<u32>,
     },
+    /// The selection actions (built-ins and the user's, in menu order). Reply:
+    /// [`reply::ActionsReply`].
+    GetActions,
+    /// Check a list of actions as Options shows it, without saving it. Reply:
+    /// [`reply::ActionsCheckReply`].
+    CheckActions {
+        /// The list.
+        actions: crate::actions::store::ActionsRecord,
+    },
+    /// Save the list of actions (refused, with its first problem, unless it passes the
+    /// check). Reply: the saved [`reply::ActionsReply`].
+    SaveActions {
+        /// The list.
+        actions: crate::actions::store::ActionsRecord,
+    },
 }
 
 /// An action id as a request names it: 1 to 64 ASCII letters, digits, `-` or `_`.
@@ -444,7 +467,7 @@ impl SearchOfferAnswer {
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 20] = [
+    pub const NAMES: [&'static str; 23] = [
         "snapshot",
         "ask",
         "stop",
@@ -465,6 +488,9 @@ impl Command {
         "locate_passage",
         "find_local_models",
         "run_action",
+        "get_actions",
+        "check_actions",
+        "save_actions",
     ];
 
     /// This request's wire name.
@@ -490,6 +516,9 @@ impl Command {
             Self::LocatePassage { .. } => 17,
             Self::FindLocalModels => 18,
             Self::RunAction { .. } => 19,
+            Self::GetActions => 20,
+            Self::CheckActions { .. } => 21,
+            Self::SaveActions { .. } => 22,
         };
         Self::NAMES[index]
     }

@@ -218,6 +218,26 @@ pub struct LocateReply {
     pub found: bool,
 }
 
+/// `get_actions`, `save_actions`: the actions in menu order (built-ins and the user's), and
+/// why the saved ones could not be used (the defaults are shown meanwhile).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ActionsReply {
+    /// The actions.
+    pub actions: crate::actions::store::ActionsRecord,
+    /// Why the saved record was not used, if it was not.
+    pub notice: Option<String>,
+}
+
+/// `check_actions`: every problem of the list, each with its action and field (none: it
+/// can be saved).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ActionsCheckReply {
+    /// The problems, in list order.
+    pub errors: Vec<crate::actions::store::ActionFieldError>,
+}
+
 /// The data of a successful reply: one variant per reply type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -253,6 +273,10 @@ pub enum Response {
     Locate(LocateReply),
     /// `snapshot` of the in-page panel.
     Panel(super::panel::PanelView),
+    /// `get_actions`, `save_actions`.
+    Actions(Box<ActionsReply>),
+    /// `check_actions`.
+    ActionsCheck(ActionsCheckReply),
 }
 
 /// `impl From<T> for Response` for each reply type.
@@ -282,6 +306,8 @@ response_from! {
     HistoryReply => |v| Self::History(v);
     ClearedReply => |v| Self::Cleared(v);
     LocateReply => |v| Self::Locate(v);
+    ActionsReply => |v| Self::Actions(Box::new(v));
+    ActionsCheckReply => |v| Self::ActionsCheck(v);
 }
 
 /// The reply to one request: `{id, ok: true, data}` or `{id, ok: false, error}`.

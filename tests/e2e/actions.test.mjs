@@ -7,12 +7,15 @@
 //   holds the action's template (src/actions/<id>.tpl) with the selection and its paragraph;
 // - the in-page panel's "Summarize" runs on the selection its run kept in the worker, and the
 //   panel follows the new run;
-// - a screenshot of the popup's action buttons under test-output/.
+// - a custom action made in Options (section "Actions") is offered in the popup and the
+//   menu, and runs its own template with the selection fenced; an invalid template is
+//   refused with its message beside the field, and Save saves nothing;
+// - screenshots of the popup's action buttons and of the Actions section under test-output/.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { openPopup, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
+import { openOptions, openPopup, optionsStatus, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
 import { startHarness } from './support/harness.mjs';
 import { panelFrame } from './support/panel.mjs';
 import { checkAccessibleNames, waitForRunEnd } from './support/popup.mjs';
@@ -142,4 +145,76 @@ test('the in-page panel runs another action on its selection and follows the new
   await waitUntil(async () => (await answer()).includes('Agnes blamed salt.'), { timeout: 30_000, message: () => `the panel to follow the new run\n${describe()}` });
   await waitUntil(async () => (await frame.locator('.status').textContent()) === 'Done.', { message: 'the new run done' });
   await page.close();
+});
+
+test('a custom action made in Options is offered in the popup and the menu, and runs its template', async () => {
+  const { kl } = harness;
+  const options = await openOptions(kl.context, kl.extId);
+  const group = options.getByRole('group', { name: 'Actions', exact: true });
+  await waitUntil(async () => (await group.getByRole('group').count()) === 5, { message: 'the built-in actions' });
+  await group.getByRole('button', { name: 'Add action', exact: true }).click();
+  const name = group.getByRole('textbox', { name: 'Action name', exact: true });
+  const template = group.getByRole('textbox', { name: 'Action template', exact: true });
+  await name.fill('Quiz me');
+  await template.fill('Ask me one question about {{selection}} (from {{title}}).');
+  await waitUntil(async () => (await template.getAttribute('aria-invalid')) === null, { message: 'a valid template' });
+  await options.getByRole('button', { name: 'Save', exact: true }).click();
+  assert.equal(await optionsStatus(options), 'Saved.');
+  await group.screenshot({ path: 'test-output/options-actions.png' });
+
+  // The menu follows the saved list.
+  await waitUntil(async () => {
+    const menus = await kl.worker.evaluate(() => globalThis.__klMenus);
+    return menus.some(([method, p]) => method === 'create' && p.title === 'Quiz me' && p.parentId === 'knowledgelens' && p.id === 'knowledgelens-action:custom-1');
+  }, { message: () => `"Quiz me" in the menu\n${describe()}` });
+
+  // The popup offers it, and it runs its own template with the selection fenced.
+  const { page, tabId } = await selectedTab();
+  const popup = await openPopup(kl.context, kl.extId, tabId);
+  const quiz = popup.getByRole('button', { name: 'Quiz me', exact: true });
+  await waitUntil(() => quiz.count().then((n) => n === 1), { message: 'the Quiz me button' });
+  await waitUntil(() => popup.evaluate(() => document.documentElement.dataset.selection), { message: 'the selection' });
+  const from = harness.llm.chatRequests.length;
+  harness.llm.script({ content: 'Who blamed the salt?' });
+  await quiz.click();
+  const { last, body } = await requestAfter(from);
+  assert.match(last, /^Ask me one question about <page-([0-9a-f]+)>\nKeeper Agnes Tull blamed the salt spray for every cracked lens\n<\/page-\1> \(from <page-\1>\nThe Keepers of Bellhaven Light\n<\/page-\1>\)\.$/, last);
+  assert.ok(!body.tools?.length, 'no tools for a custom action');
+  assert.equal((await waitForRunEnd(popup, { diagnostics: describe })).answerText, 'Who blamed the salt?');
+  await popup.close();
+  await page.close();
+
+  // The menu's entry runs it too.
+  const second = await selectedTab();
+  const menuFrom = harness.llm.chatRequests.length;
+  harness.llm.script({ content: 'Which coast?' });
+  const result = await kl.worker.evaluate(([tab]) => globalThis.klRunActionFromTab(tab, 'custom-1', 'menu'), [second.tabId]);
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.match((await requestAfter(menuFrom)).last, /^Ask me one question about <page-/);
+  await second.page.close();
+  await options.close();
+});
+
+test('an invalid template is refused with its message beside the field, and Save saves nothing', async () => {
+  const { kl } = harness;
+  const options = await openOptions(kl.context, kl.extId);
+  const group = options.getByRole('group', { name: 'Actions', exact: true });
+  await waitUntil(async () => (await group.getByRole('group').count()) === 6, { message: 'the saved actions' });
+  await group.getByRole('button', { name: 'Add action', exact: true }).click();
+  await group.getByRole('textbox', { name: 'Action name', exact: true }).last().fill('Broken');
+  const template = group.getByRole('textbox', { name: 'Action template', exact: true }).last();
+  await template.fill('Explain {{selection}} in {{langauge}}.');
+  const message = 'Unknown placeholder {{langauge}}: use {{selection}}, {{context}}, {{title}}, {{page_language}} or {{target_language}}.';
+  await waitUntil(async () => (await template.getAttribute('aria-invalid')) === 'true', { message: 'the template marked invalid' });
+  const described = await template.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby')).textContent);
+  assert.equal(described, message);
+  // A name already used, built-ins included, case aside.
+  const name = group.getByRole('textbox', { name: 'Action name', exact: true }).last();
+  await name.fill('define');
+  await waitUntil(async () => (await name.getAttribute('aria-invalid')) === 'true', { message: 'the name marked invalid' });
+  await options.getByRole('button', { name: 'Save', exact: true }).click();
+  assert.equal(await optionsStatus(options), 'Fix the actions marked in Actions: nothing was saved.');
+  const saved = await kl.worker.evaluate(() => chrome.storage.local.get('actions'));
+  assert.ok(!saved.actions.includes('Broken') && !saved.actions.includes('langauge'), saved.actions);
+  await options.close();
 });

@@ -351,3 +351,174 @@ fn the_panel_runs_another_action_on_its_runs_selection_in_its_own_tab_only() {
     let again = ask(Some(12), 1, "define");
     assert_eq!(again["error"]["kind"], "not_found", "{again}");
 }
+
+fn custom(name: &str, template: &str) -> Value {
+    json!({"name": name, "template": template})
+}
+
+/// The default list with `extra` (user actions) after the built-ins.
+fn list_with(extra: Vec<Value>) -> Value {
+    let mut actions: Vec<Value> = actions::BUILTIN
+        .iter()
+        .map(|(id, name)| json!({"id": id, "name": name}))
+        .collect();
+    actions.extend(extra);
+    json!({"version": 1, "actions": actions})
+}
+
+fn check(h: &Harness, list: Value) -> Vec<(Option<u64>, String, String)> {
+    let reply = call(
+        h,
+        json!({"id": 1, "type": "check_actions", "actions": list}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    reply["data"]["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|e| {
+            (
+                e["index"].as_u64(),
+                e["field"].as_str().expect("field").to_string(),
+                e["message"].as_str().expect("message").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_user_action_is_checked_field_by_field() {
+    let h = harness(vec![], Rc::new(MemoryStore::new()));
+    assert!(check(
+        &h,
+        list_with(vec![custom(
+            "Quiz me",
+            "Ask me three questions about {{selection}}."
+        )])
+    )
+    .is_empty());
+    let cases = [
+        (custom("Quiz", "About {{selection}} in {{langauge}}."), "template",
+         "Unknown placeholder {{langauge}}: use {{selection}}, {{context}}, {{title}}, {{page_language}} or {{target_language}}."),
+        (custom("Quiz", "Ask me about the page."), "template",
+         "The template needs {{selection}}: where the selected text goes."),
+        (custom("Quiz", &format!("{{{{selection}}}} {}", "x".repeat(4_000))), "template",
+         "The template is too long: 4014 characters, at most 4000."),
+        (custom("Quiz", "About {{ selection }}."), "template",
+         "\"{{ selection }}\" is not a placeholder: write one as {{selection}} (lowercase, in double braces)."),
+        (custom("  ", "{{selection}}"), "name", "Give the action a name."),
+        (custom("summarize", "{{selection}}"), "name",
+         "\"summarize\" is already the name of an action: choose another."),
+    ];
+    for (action, field, message) in cases {
+        let errors = check(&h, list_with(vec![action.clone()]));
+        assert_eq!(
+            errors,
+            vec![(Some(5), field.to_string(), message.to_string())],
+            "{action}"
+        );
+    }
+    // Two user actions named alike, case aside: the second is the one marked.
+    let errors = check(
+        &h,
+        list_with(vec![
+            custom("Quiz", "{{selection}}"),
+            custom("QUIZ", "{{selection}}"),
+        ]),
+    );
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].0, Some(6));
+    // A built-in cannot be deleted or renamed; at most 30 actions.
+    let mut list = list_with(vec![]);
+    list["actions"].as_array_mut().expect("list").remove(1);
+    list["actions"][1]["name"] = json!("Translation");
+    let errors = check(&h, list);
+    assert_eq!(
+        errors[0].2,
+        "Summarize is built in: it can be hidden, not deleted (Reset brings it back)."
+    );
+    assert_eq!(
+        errors[1],
+        (
+            Some(1),
+            "name".to_string(),
+            "A built-in action keeps its name (Translate).".to_string()
+        )
+    );
+    let many = (0..26)
+        .map(|i| custom(&format!("A{i}"), "{{selection}}"))
+        .collect();
+    let errors = check(&h, list_with(many));
+    assert_eq!(
+        errors,
+        vec![(
+            None,
+            "list".to_string(),
+            "At most 30 actions: delete one first.".to_string()
+        )]
+    );
+}
+
+#[test]
+fn saved_actions_are_versioned_and_a_custom_one_runs_with_the_selection_fenced() {
+    let h = harness(
+        vec![Reply::text("Q1? Q2? Q3?")],
+        Rc::new(MemoryStore::new()),
+    );
+    // Nothing saved: the built-ins.
+    let got = call(&h, json!({"id": 1, "type": "get_actions"}));
+    assert_eq!(
+        got["data"]["actions"]["actions"]
+            .as_array()
+            .expect("list")
+            .len(),
+        5
+    );
+    // An invalid list is refused with its first problem, and nothing is saved.
+    let refused = call(
+        &h,
+        json!({"id": 2, "type": "save_actions",
+        "actions": list_with(vec![custom("Quiz me", "{{title}} only")])}),
+    );
+    assert_eq!(refused["error"]["message"],
+        "Quiz me: The template needs {{selection}}: where the selected text goes. Nothing was saved.");
+    let saved = call(
+        &h,
+        json!({"id": 3, "type": "save_actions", "actions": list_with(vec![
+        custom("Quiz me", "Ask me three questions about {{selection}} (from {{title}}, in {{page_language}}).")])}),
+    );
+    assert_eq!(saved["ok"], true, "{saved}");
+    assert_eq!(saved["data"]["actions"]["actions"][5]["id"], "custom-1");
+    assert_eq!(saved["data"]["actions"]["version"], 1);
+    let reply = call(&h, action_request("custom-1", None));
+    assert_eq!(reply["ok"], true, "{reply}");
+    let requests = h.llm.requests.borrow();
+    let tag = fence_tag(&requests[0]);
+    let last = &requests[0].messages.last().expect("messages").content;
+    assert_eq!(
+        last,
+        &format!("Ask me three questions about <{tag}>\n{SELECTED}\n</{tag}> (from <{tag}>\nTides\n</{tag}>, in en).")
+    );
+    assert!(requests[0].tools.is_empty());
+}
+
+#[test]
+fn a_version_0_list_migrates_and_a_newer_record_is_not_guessed_at() {
+    use knowledgelens::actions::store::{ActionsRecord, RecordError};
+    let migrated =
+        ActionsRecord::parse(r#"[{"name": "Quiz me", "template": "About {{selection}}"}]"#)
+            .expect("a bare list is version 0");
+    assert_eq!(migrated.version, 1);
+    assert_eq!(migrated.actions.len(), 6);
+    assert_eq!(migrated.actions[5].id, "custom-1");
+    assert!(migrated.actions[5].menu && migrated.actions[5].popup && migrated.actions[5].panel);
+    assert!(migrated.check().is_empty());
+    assert_eq!(
+        ActionsRecord::parse(r#"{"version": 2, "actions": []}"#),
+        Err(RecordError::Newer(2))
+    );
+    assert!(matches!(
+        ActionsRecord::parse("{oops"),
+        Err(RecordError::Unreadable(_))
+    ));
+}

@@ -12,9 +12,9 @@ use serde_json::{Map, Value};
 
 use super::super::panel::PanelView;
 use super::super::reply::{
-    AckReply, AnswerReply, ClearedReply, ConnectionReply, Envelope, ExportReply, HistoryReply,
-    LocalModelsReply, LocateReply, ModelsReply, SearchCheckReply, SearchOfferReply, SettingsReply,
-    StopReply,
+    AckReply, ActionsCheckReply, ActionsReply, AnswerReply, ClearedReply, ConnectionReply,
+    Envelope, ExportReply, HistoryReply, LocalModelsReply, LocateReply, ModelsReply,
+    SearchCheckReply, SearchOfferReply, SettingsReply, StopReply,
 };
 use super::super::{Command, SessionView};
 use super::{constants, Constant};
@@ -75,6 +75,9 @@ impl Catalog {
             ("locate_passage", schema::<LocateReply>(g)),
             ("find_local_models", schema::<LocalModelsReply>(g)),
             ("run_action", view),
+            ("get_actions", schema::<ActionsReply>(g)),
+            ("check_actions", schema::<ActionsCheckReply>(g)),
+            ("save_actions", schema::<ActionsReply>(g)),
         ];
         let panel_replies = vec![
             ("snapshot", schema::<PanelView>(g)),
