@@ -412,6 +412,28 @@ chrome.contextMenus.onClicked.addListener((info, tab) => {
   const id = String(info.menuItemId);
   if (id.startsWith(MENU_ACTION)) explainClicked(tab, 'menu', info.selectionText ?? '', id.slice(MENU_ACTION.length));
 });
+/**
+ * The action a command slot (`action-1` … `action-3`) runs: the n-th action shown in the
+ * menu after Explain (which has its own command), from the saved list.
+ * @param {string} command
+ * @returns {Promise<string | null>}
+ */
+async function commandAction(command) {
+  const slot = /^action-([1-3])$/.exec(command);
+  if (!slot) return null;
+  const backend = await ready;
+  const envelope = await unlessCrashed(backend.handle({ id: nextRequestId++, type: REQUESTS.GET_ACTIONS }, SELF));
+  const shown = envelope?.ok ? actionsFor(envelope.data, 'menu') : BUILTIN;
+  return shown.filter((a) => a.id !== 'explain')[Number(slot[1]) - 1]?.id ?? null;
+}
+
 chrome.commands.onCommand.addListener((command, tab) => {
-  if (command === COMMAND) explainClicked(tab, 'command');
+  if (command === COMMAND) {
+    explainClicked(tab, 'command');
+    return;
+  }
+  commandAction(command).then((action) => {
+    if (action) explainClicked(tab, 'command', '', action);
+    else notify('KnowledgeLens has no action for this shortcut', 'Options, section Actions, lists the actions the shortcuts run.');
+  }, (err) => console.error('KnowledgeLens: the shortcut failed:', err));
 });

@@ -21,6 +21,7 @@ import { PROVIDER_TEXTS, SEARCH_TEXTS } from './ui/options-texts.js';
 import { isLoopback, keyInClear, searchUrlProblem, urlProblem } from './ui/urls.js';
 import { createLocalModels } from './ui/local-models.js';
 import { createActionsEditor } from './ui/actions-options.js';
+import { createActionsTransfer } from './ui/actions-transfer.js';
 
 const PROVIDERS = Object.fromEntries(
   Object.entries(PROVIDER_TEXTS).map(([name, texts]) => [
@@ -717,6 +718,19 @@ const actions = createActionsEditor({
   reset: /** @type {HTMLButtonElement} */ ($('reset-actions')),
   error: $('actions-error'),
   shortcuts: $('shortcuts-link'),
+});
+
+createActionsTransfer({
+  connection: { request: (type, fields) => connection.request(type, fields) },
+  editor: actions,
+  exportButton: /** @type {HTMLButtonElement} */ ($('export-actions')),
+  importButton: /** @type {HTMLButtonElement} */ ($('import-actions')),
+  file: /** @type {HTMLInputElement} */ ($('import-file')),
+  dialog: /** @type {HTMLDialogElement} */ ($('import-dialog')),
+  list: $('import-list'),
+  confirm: /** @type {HTMLButtonElement} */ ($('import-confirm')),
+  cancel: /** @type {HTMLButtonElement} */ ($('import-cancel')),
+  setStatus,
 });
 
 const connection = new Connection({

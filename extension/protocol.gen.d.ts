@@ -14,7 +14,7 @@ export declare const MAX_PDF_BYTES: number;
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export declare const PANEL_REQUESTS: readonly string[];
 /** Request types (`type` of a request), by name. */
-export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CHECK_ACTIONS: "check_actions"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_ACTIONS: "get_actions"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly RUN_ACTION: "run_action"; readonly SAVE_ACTIONS: "save_actions"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
+export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CHECK_ACTIONS: "check_actions"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_ACTIONS: "get_actions"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly IMPORT_ACTIONS: "import_actions"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly RUN_ACTION: "run_action"; readonly SAVE_ACTIONS: "save_actions"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
 /** Every event type a run emits. */
 export declare const EVENTS: readonly string[];
 /** Run statuses after which a run is over (also the names of the events that end it). */
@@ -110,6 +110,7 @@ export interface Replies {
   get_actions: ActionsReply;
   check_actions: ActionsCheckReply;
   save_actions: ActionsReply;
+  import_actions: ImportActionsReply;
 }
 /** The `data` of the reply to each request of the in-page panel. */
 export interface PanelReplies {
@@ -486,6 +487,10 @@ export type Command = {
   /** The list. */
   actions: ActionsRecord;
   type: "save_actions";
+} | {
+  /** The file's text. */
+  text: string;
+  type: "import_actions";
 };
 
 export type Confidence = number;
@@ -626,6 +631,17 @@ export type HistoryReply = {
   conversations: ArchiveSummary[];
 };
 
+/**
+ * `import_actions`: the list a file holds (migrated, new actions given ids), and its
+ * problems; nothing is saved until Options saves it.
+ */
+export type ImportActionsReply = {
+  /** The list. */
+  actions: ActionsRecord;
+  /** Its problems, as `check_actions` gives them. */
+  errors: ActionFieldError[];
+};
+
 /** `find_local_models`: the model servers that answered on this computer, with their models. */
 export type LocalModelsReply = {
   /** In the order of the probe list ([`crate::llm::local::USUAL_SERVERS`]). */
@@ -722,7 +738,7 @@ export type ResearchAsk = {
 };
 
 /** The data of a successful reply: one variant per reply type. */
-export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | PanelView | ActionsReply | ActionsCheckReply;
+export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | PanelView | ActionsReply | ActionsCheckReply | ImportActionsReply;
 
 export type RunErrorKind = "network" | "timeout" | "rate_limited" | "server" | "auth" | "not_found" | "bad_request" | "context_too_long" | "config" | "unavailable" | "deadline" | "empty_reply" | "interrupted" | "internal" | "input_timeout" | "unknown";
 

@@ -33,6 +33,7 @@ export const REQUESTS = Object.freeze({
   "GET_ACTIONS": "get_actions",
   "GET_SETTINGS": "get_settings",
   "HISTORY": "history",
+  "IMPORT_ACTIONS": "import_actions",
   "LIST_MODELS": "list_models",
   "LOCATE_PASSAGE": "locate_passage",
   "NEW_CONVERSATION": "new_conversation",

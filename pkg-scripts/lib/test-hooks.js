@@ -9,6 +9,8 @@ globalThis.klNotificationClicked = notificationClicked;
 globalThis.klExplainFromTab = explainFromTab;
 // What a selection action's menu entry calls (tab id, action id, source, the menu's text).
 globalThis.klRunActionFromTab = actionFromTab;
+// The action a keyboard command slot (action-1 … action-3) runs now.
+globalThis.klCommandAction = commandAction;
 // What chrome.contextMenus.create and update received, in order (Chrome has no API that
 // lists a menu's entries): [method, properties] pairs, reset by each removeAll.
 globalThis.__klMenus = [];

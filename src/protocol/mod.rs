@@ -181,6 +181,12 @@ impl Request {
             "check_actions" => Command::CheckActions {
                 actions: raw.actions.clone().ok_or_else(|| missing("\"actions\""))?,
             },
+            "import_actions" => Command::ImportActions {
+                text: raw
+                    .text
+                    .clone()
+                    .ok_or_else(|| missing("a \"text\" (the file's)"))?,
+            },
             "save_actions" => Command::SaveActions {
                 actions: raw.actions.clone().ok_or_else(|| missing("\"actions\""))?,
             },
@@ -408,6 +414,12 @@ pub enum Command {
         /// The list.
         actions: crate::actions::store::ActionsRecord,
     },
+    /// Read an exported actions file (JSON text, at most 256 KB) into a list to confirm:
+    /// nothing is saved. Reply: [`reply::ImportActionsReply`].
+    ImportActions {
+        /// The file's text.
+        text: String,
+    },
 }
 
 /// An action id as a request names it: 1 to 64 ASCII letters, digits, `-` or `_`.
@@ -467,7 +479,7 @@ impl SearchOfferAnswer {
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 23] = [
+    pub const NAMES: [&'static str; 24] = [
         "snapshot",
         "ask",
         "stop",
@@ -491,6 +503,7 @@ impl Command {
         "get_actions",
         "check_actions",
         "save_actions",
+        "import_actions",
     ];
 
     /// This request's wire name.
@@ -519,6 +532,7 @@ impl Command {
             Self::GetActions => 20,
             Self::CheckActions { .. } => 21,
             Self::SaveActions { .. } => 22,
+            Self::ImportActions { .. } => 23,
         };
         Self::NAMES[index]
     }

@@ -238,6 +238,17 @@ pub struct ActionsCheckReply {
     pub errors: Vec<crate::actions::store::ActionFieldError>,
 }
 
+/// `import_actions`: the list a file holds (migrated, new actions given ids), and its
+/// problems; nothing is saved until Options saves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ImportActionsReply {
+    /// The list.
+    pub actions: crate::actions::store::ActionsRecord,
+    /// Its problems, as `check_actions` gives them.
+    pub errors: Vec<crate::actions::store::ActionFieldError>,
+}
+
 /// The data of a successful reply: one variant per reply type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -277,6 +288,8 @@ pub enum Response {
     Actions(Box<ActionsReply>),
     /// `check_actions`.
     ActionsCheck(ActionsCheckReply),
+    /// `import_actions`.
+    ImportActions(Box<ImportActionsReply>),
 }
 
 /// `impl From<T> for Response` for each reply type.
@@ -308,6 +321,7 @@ response_from! {
     LocateReply => |v| Self::Locate(v);
     ActionsReply => |v| Self::Actions(Box::new(v));
     ActionsCheckReply => |v| Self::ActionsCheck(v);
+    ImportActionsReply => |v| Self::ImportActions(Box::new(v));
 }
 
 /// The reply to one request: `{id, ok: true, data}` or `{id, ok: false, error}`.

@@ -4,7 +4,7 @@
 use super::Service;
 use crate::actions::store::{ActionsRecord, ACTIONS_KEY};
 use crate::actions::{ActionRun, DEFAULT_TARGET_LANGUAGE};
-use crate::protocol::reply::{ActionsCheckReply, ActionsReply};
+use crate::protocol::reply::{ActionsCheckReply, ActionsReply, ImportActionsReply};
 use crate::protocol::{ApiError, ApiErrorKind};
 
 impl Service {
@@ -44,6 +44,27 @@ impl Service {
         ActionsCheckReply {
             errors: actions.check(),
         }
+    }
+
+    /// An exported file's list, migrated and given ids, with its problems (not saved: the
+    /// user confirms the templates first).
+    pub(super) fn import_actions(text: &str) -> Result<ImportActionsReply, ApiError> {
+        const MAX_IMPORT_BYTES: usize = 256 * 1024;
+        if text.len() > MAX_IMPORT_BYTES {
+            return Err(ApiError::bad_request(
+                "This file is too big to be an actions file (more than 256 KB).",
+            ));
+        }
+        let actions = ActionsRecord::parse(text)
+            .map_err(|e| {
+                ApiError::bad_request(format!(
+                    "{}: choose a file that Export actions made.",
+                    crate::llm::diagnosis::doctor::capitalized(&e.to_string())
+                ))
+            })?
+            .with_ids();
+        let errors = actions.check();
+        Ok(ImportActionsReply { actions, errors })
     }
 
     /// Saves `actions` when they pass the check (new ones get their ids); else the first

@@ -214,6 +214,7 @@ impl Service {
             Command::GetActions => reply(self.get_actions().await),
             Command::CheckActions { actions } => reply(Ok(Self::check_actions(&actions))),
             Command::SaveActions { actions } => reply(self.save_actions(actions).await),
+            Command::ImportActions { text } => reply(Self::import_actions(&text)),
             Command::Snapshot { session } => with_run(self.snapshot(session).await),
             Command::Stop { session } => reply(Ok(self.stop(session))),
             Command::Export { session } => reply(self.export(session).await),

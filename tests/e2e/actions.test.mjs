@@ -10,10 +10,16 @@
 // - a custom action made in Options (section "Actions") is offered in the popup and the
 //   menu, and runs its own template with the selection fenced; an invalid template is
 //   refused with its message beside the field, and Save saves nothing;
+// - Export actions then Import actions (with the confirmation showing the templates)
+//   restores the list; the keyboard command slots action-1 … action-3 are declared and run
+//   the first actions after Explain;
 // - screenshots of the popup's action buttons and of the Actions section under test-output/.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { openOptions, openPopup, optionsStatus, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
 import { startHarness } from './support/harness.mjs';
@@ -217,4 +223,60 @@ test('an invalid template is refused with its message beside the field, and Save
   const saved = await kl.worker.evaluate(() => chrome.storage.local.get('actions'));
   assert.ok(!saved.actions.includes('Broken') && !saved.actions.includes('langauge'), saved.actions);
   await options.close();
+});
+
+test('Export actions then Import actions, after a confirmation that shows the templates, restores them', async () => {
+  const { kl } = harness;
+  const options = await openOptions(kl.context, kl.extId);
+  const group = options.getByRole('group', { name: 'Actions', exact: true });
+  await waitUntil(async () => (await group.getByRole('group').count()) === 6, { message: 'the saved actions' });
+  const downloaded = options.waitForEvent('download');
+  await group.getByRole('button', { name: 'Export actions', exact: true }).click();
+  const download = await downloaded;
+  assert.equal(download.suggestedFilename(), 'knowledgelens-actions.json');
+  const dir = await mkdtemp(join(tmpdir(), 'kl-actions-'));
+  const path = join(dir, 'knowledgelens-actions.json');
+  await download.saveAs(path);
+  const exported = JSON.parse(await readFile(path, 'utf8'));
+  assert.equal(exported.version, 1);
+  assert.deepEqual(exported.actions.map((a) => a.name), ['Explain', 'Summarize', 'Translate', 'Define', 'Simplify', 'Quiz me']);
+
+  // Delete the custom action and save: only the built-ins are left.
+  await group.getByRole('group', { name: 'Quiz me', exact: true }).getByRole('button', { name: 'Delete', exact: true }).click();
+  await options.getByRole('button', { name: 'Save', exact: true }).click();
+  assert.equal(await optionsStatus(options), 'Saved.');
+  const left = JSON.parse((await kl.worker.evaluate(() => chrome.storage.local.get('actions'))).actions);
+  assert.equal(left.actions.length, 5);
+
+  // Import: the dialog shows each template; Cancel saves nothing, Import saves the list.
+  await options.locator('#import-file').setInputFiles(path);
+  const dialog = options.getByRole('dialog', { name: 'Import these actions?' });
+  await waitUntil(() => dialog.isVisible(), { message: 'the import confirmation' });
+  assert.match(await dialog.textContent(), /Quiz me\s*Ask me one question about \{\{selection\}\} \(from \{\{title\}\}\)\./);
+  await screenshot(options, 'options-import-confirm.png');
+  await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+  assert.equal(JSON.parse((await kl.worker.evaluate(() => chrome.storage.local.get('actions'))).actions).actions.length, 5);
+  await options.locator('#import-file').setInputFiles(path);
+  await waitUntil(() => dialog.isVisible(), { message: 'the import confirmation again' });
+  await dialog.getByRole('button', { name: 'Import', exact: true }).click();
+  assert.equal(await optionsStatus(options, { not: ['Saved.'] }), 'Imported and saved.');
+  const restored = JSON.parse((await kl.worker.evaluate(() => chrome.storage.local.get('actions'))).actions);
+  assert.deepEqual(restored.actions.map((a) => [a.id, a.name, a.template]), exported.actions.map((a) => [a.id, a.name, a.template]));
+  assert.equal(await group.getByRole('textbox', { name: 'Action name', exact: true }).inputValue(), 'Quiz me');
+
+  // A file that is not an actions file is refused with a message.
+  const junk = join(dir, 'junk.json');
+  await writeFile(junk, '{"version": 9, "actions": []}');
+  await options.locator('#import-file').setInputFiles(junk);
+  assert.match(await optionsStatus(options, { not: ['Imported and saved.'] }), /newer version of KnowledgeLens \(schema 9\)/);
+  await options.close();
+});
+
+test('the keyboard command slots action-1 … action-3 are declared and run the first actions after Explain', async () => {
+  const { kl } = harness;
+  const commands = await kl.worker.evaluate(() => chrome.commands.getAll());
+  const names = commands.map((c) => c.name);
+  for (const slot of ['explain-selection', 'action-1', 'action-2', 'action-3']) assert.ok(names.includes(slot), `${slot}: ${names}`);
+  const runs = await kl.worker.evaluate(() => Promise.all(['action-1', 'action-2', 'action-3'].map((c) => globalThis.klCommandAction(c))));
+  assert.deepEqual(runs, ['summarize', 'translate', 'define']);
 });

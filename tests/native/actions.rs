@@ -522,3 +522,50 @@ fn a_version_0_list_migrates_and_a_newer_record_is_not_guessed_at() {
         Err(RecordError::Unreadable(_))
     ));
 }
+
+#[test]
+fn an_exported_file_is_read_for_confirmation_and_never_saved_by_reading_it() {
+    let h = harness(vec![], Rc::new(MemoryStore::new()));
+    let file = list_with(vec![
+        json!({"id": "custom-4", "name": "Quiz me", "template": "About {{selection}}"}),
+        custom("Later", "Later: {{selection}}"),
+    ]);
+    let reply = call(
+        &h,
+        json!({"id": 1, "type": "import_actions", "text": file.to_string()}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    let actions = &reply["data"]["actions"]["actions"];
+    assert_eq!(actions[5]["id"], "custom-4");
+    assert_eq!(
+        actions[6]["id"], "custom-5",
+        "a new action gets the next id"
+    );
+    assert_eq!(reply["data"]["errors"], json!([]));
+    // Not saved: the list is still the built-ins.
+    let got = call(&h, json!({"id": 2, "type": "get_actions"}));
+    assert_eq!(
+        got["data"]["actions"]["actions"]
+            .as_array()
+            .expect("list")
+            .len(),
+        5
+    );
+    // A file with a problem comes back with it, to show before anything is saved.
+    let bad = list_with(vec![custom("Broken", "{{nope}}")]);
+    let reply = call(
+        &h,
+        json!({"id": 3, "type": "import_actions", "text": bad.to_string()}),
+    );
+    assert_eq!(reply["data"]["errors"][0]["field"], "template", "{reply}");
+    for (text, message) in [
+        ("not json", "The saved actions are unreadable (expected ident at line 1 column 2): choose a file that Export actions made."),
+        (r#"{"version": 7, "actions": []}"#, "The saved actions were written by a newer version of KnowledgeLens (schema 7): choose a file that Export actions made."),
+    ] {
+        let reply = call(&h, json!({"id": 4, "type": "import_actions", "text": text}));
+        assert_eq!(reply["error"]["message"], message, "{reply}");
+    }
+    let huge = " ".repeat(300 * 1024);
+    let reply = call(&h, json!({"id": 5, "type": "import_actions", "text": huge}));
+    assert_eq!(reply["error"]["kind"], "bad_request");
+}

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use super::super::panel::PanelView;
 use super::super::reply::{
     AckReply, ActionsCheckReply, ActionsReply, AnswerReply, ClearedReply, ConnectionReply,
-    Envelope, ExportReply, HistoryReply, LocalModelsReply, LocateReply, ModelsReply,
-    SearchCheckReply, SearchOfferReply, SettingsReply, StopReply,
+    Envelope, ExportReply, HistoryReply, ImportActionsReply, LocalModelsReply, LocateReply,
+    ModelsReply, SearchCheckReply, SearchOfferReply, SettingsReply, StopReply,
 };
 use super::super::{Command, SessionView};
 use super::{constants, Constant};
@@ -78,6 +78,7 @@ impl Catalog {
             ("get_actions", schema::<ActionsReply>(g)),
             ("check_actions", schema::<ActionsCheckReply>(g)),
             ("save_actions", schema::<ActionsReply>(g)),
+            ("import_actions", schema::<ImportActionsReply>(g)),
         ];
         let panel_replies = vec![
             ("snapshot", schema::<PanelView>(g)),
