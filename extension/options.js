@@ -430,18 +430,20 @@ async function load() {
 async function save() {
   const settings = await settingsFromForm({ requirePermission: true });
   if (!settings) return;
+  saveButton.disabled = true;
+  setStatus('Saving…');
   // The actions first: a field marked in Actions saves nothing.
   try {
     if (!(await actions.save())) {
       setStatus('Fix the actions marked in Actions: nothing was saved.', 'error');
+      saveButton.disabled = false;
       return;
     }
   } catch (err) {
     setStatus(err.message || 'The actions could not be saved.', 'error');
+    saveButton.disabled = false;
     return;
   }
-  saveButton.disabled = true;
-  setStatus('Saving…');
   try {
     const saved = await connection.request(REQUESTS.SAVE_SETTINGS, { settings });
     fill(saved);

@@ -68,7 +68,15 @@ const [stopButton, copyButton, followButton, closeButton] = ['stop', 'copy', 'fo
 
 /** @type {{view: PanelView | null, buffer: RunEvent[], port: chrome.runtime.Port | null, nextId: number, pending: Map<number, {resolve: Function, reject: Function}>, retryMs: number, note: string, over: boolean, starting: boolean, early: any[]}} */
 const state = { view: null, buffer: [], port: null, nextId: 1, pending: new Map(), retryMs: 200, note: '', over: false, starting: false, early: [] };
-const disableActions = mountActionButtons(/** @type {HTMLElement} */ (document.querySelector('[data-role="selection-actions"]')), BUILTIN_BUTTONS, (id) => void runAction(id));
+const actionsBox = /** @type {HTMLElement} */ (document.querySelector('[data-role="selection-actions"]'));
+let disableActions = mountActionButtons(actionsBox, BUILTIN_BUTTONS, (id) => void runAction(id));
+let shownActions = JSON.stringify(BUILTIN_BUTTONS);
+/** The buttons of the actions a snapshot says the panel shows (Options, section Actions). */
+function showActions(actions) {
+  if (!Array.isArray(actions) || JSON.stringify(actions) === shownActions) return;
+  shownActions = JSON.stringify(actions);
+  disableActions = mountActionButtons(actionsBox, actions, (id) => void runAction(id));
+}
 
 /** Tells the content script in the page's top frame (`action`: size or close). */
 function toPage(action, extra = {}) {
@@ -119,6 +127,7 @@ function render() {
 /** @param {PanelView} snapshot */
 function adopt(snapshot) {
   if (!snapshot || (state.view && newer(snapshot, state.view) < 0)) return;
+  showActions(snapshot.actions);
   let view = snapshot;
   for (const event of state.buffer) if (newer(event, view) > 0) view = applyEvent(view, event);
   state.buffer = state.buffer.filter((event) => newer(event, view) > 0);

@@ -677,8 +677,21 @@ export type PageView = {
   url: string;
 };
 
+/** An action button of the panel. */
+export type PanelAction = {
+  /** The action's id (what `run_action` sends). */
+  id: string;
+  /** Its name (the button's). */
+  name: string;
+};
+
 /** `snapshot` (a panel request): the panel's run, and nothing else of the session. */
 export type PanelView = {
+  /**
+   * The actions the panel offers as buttons (those shown in the panel, Explain aside), in
+   * order.
+   */
+  actions?: PanelAction[];
   /** The answer it settled on. */
   answer: string;
   /** The answer streamed so far, while it runs. */

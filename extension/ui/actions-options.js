@@ -33,6 +33,10 @@ export function createActionsEditor({ connection, list, language, add, reset, er
   /** @type {ActionsRecord} */
   let record = { version: 1, actions: [], target_language: '' };
   let checks = 0;
+  /** The first load (Save waits for it; when it failed there is nothing of ours to save). */
+  /** @type {Promise<unknown> | null} */
+  let loading = null;
+  let loaded = false;
 
   /** The list as the fields now show it. */
   function typed() {
@@ -164,14 +168,18 @@ export function createActionsEditor({ connection, list, language, add, reset, er
   return {
     /** Shows the saved actions; resolves to the notice when the saved ones are not used. */
     async load() {
-      const reply = await connection.request(REQUESTS.GET_ACTIONS);
+      loading = connection.request(REQUESTS.GET_ACTIONS);
+      const reply = /** @type {import('../protocol.gen.js').ActionsReply} */ (await loading);
       record = reply.actions;
+      loaded = true;
       language.value = record.target_language ?? '';
       render();
       return reply.notice ?? null;
     },
     /** Saves the actions as typed: true when saved, false when a field is wrong (shown). */
     async save() {
+      await loading?.catch(() => {});
+      if (!loaded) return true;
       const errors = await check();
       if (errors.length) return false;
       const reply = await connection.request(REQUESTS.SAVE_ACTIONS, { actions: typed() });
@@ -182,6 +190,7 @@ export function createActionsEditor({ connection, list, language, add, reset, er
     /** @param {ActionsRecord} imported the list to show (it is saved by Save). */
     replace(imported) {
       record = imported;
+      loaded = true;
       language.value = record.target_language ?? '';
       render();
     },

@@ -66,6 +66,20 @@ pub struct PanelView {
     pub rev: u64,
     /// See `rev`.
     pub seq: u64,
+    /// The actions the panel offers as buttons (those shown in the panel, Explain aside), in
+    /// order.
+    #[serde(default)]
+    pub actions: Vec<PanelAction>,
+}
+
+/// An action button of the panel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct PanelAction {
+    /// The action's id (what `run_action` sends).
+    pub id: String,
+    /// Its name (the button's).
+    pub name: String,
 }
 
 impl PanelView {
@@ -79,6 +93,7 @@ impl PanelView {
             error: view.error.clone(),
             rev: view.rev,
             seq: view.seq,
+            actions: Vec::new(),
         }
     }
 }

@@ -36,6 +36,24 @@ impl Service {
         })
     }
 
+    /// The in-page panel's buttons: the actions shown in the panel, Explain aside (the
+    /// built-ins when the list cannot be read).
+    pub(super) async fn panel_actions(&self) -> Vec<crate::protocol::panel::PanelAction> {
+        let list = self
+            .load_actions()
+            .await
+            .map(|reply| reply.actions)
+            .unwrap_or_default();
+        list.actions
+            .into_iter()
+            .filter(|a| !a.hidden && a.panel && a.id != crate::actions::EXPLAIN)
+            .map(|a| crate::protocol::panel::PanelAction {
+                id: a.id,
+                name: a.name,
+            })
+            .collect()
+    }
+
     pub(super) async fn get_actions(&self) -> Result<ActionsReply, ApiError> {
         self.load_actions().await
     }

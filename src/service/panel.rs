@@ -101,7 +101,9 @@ impl Service {
         let (result, run): (Result<Response, ApiError>, _) = match request.command {
             PanelCommand::Snapshot => match self.snapshot(request.session).await {
                 Ok((view, run)) if view.run == request.run => {
-                    (Ok(PanelView::of(&view).into()), run)
+                    let mut view = PanelView::of(&view);
+                    view.actions = self.panel_actions().await;
+                    (Ok(view.into()), run)
                 }
                 Ok((_, run)) => (Err(over()), run),
                 Err(e) => (Err(e), None),
@@ -157,6 +159,8 @@ impl Service {
         let (view, future) = self
             .run_action(key, selection, action, language, tab_of(key), None)
             .await?;
-        Ok((PanelView::of(&view), future))
+        let mut view = PanelView::of(&view);
+        view.actions = self.panel_actions().await;
+        Ok((view, future))
     }
 }

@@ -7,8 +7,8 @@
 //   holds the action's template (src/actions/<id>.tpl) with the selection and its paragraph;
 // - the in-page panel's "Summarize" runs on the selection its run kept in the worker, and the
 //   panel follows the new run;
-// - a custom action made in Options (section "Actions") is offered in the popup and the
-//   menu, and runs its own template with the selection fenced; an invalid template is
+// - a custom action made in Options (section "Actions") is offered in the popup, the menu
+//   and the in-page panel, and runs its own template with the selection fenced; an invalid template is
 //   refused with its message beside the field, and Save saves nothing;
 // - Export actions then Import actions (with the confirmation showing the templates)
 //   restores the list; the keyboard command slots action-1 … action-3 are declared and run
@@ -197,6 +197,9 @@ test('a custom action made in Options is offered in the popup and the menu, and 
   const result = await kl.worker.evaluate(([tab]) => globalThis.klRunActionFromTab(tab, 'custom-1', 'menu'), [second.tabId]);
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.match((await requestAfter(menuFrom)).last, /^Ask me one question about <page-/);
+  // The in-page panel it opened offers it too.
+  await waitUntil(async () => (await panelFrame(second.page)?.getByRole('button', { name: 'Quiz me', exact: true }).count()) === 1,
+    { timeout: 30_000, message: () => `"Quiz me" in the in-page panel\n${describe()}` });
   await second.page.close();
   await options.close();
 });

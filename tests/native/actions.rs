@@ -336,6 +336,12 @@ fn the_panel_runs_another_action_on_its_runs_selection_in_its_own_tab_only() {
         reply["data"]["run"], 2,
         "the panel follows the new run by its id"
     );
+    assert_eq!(
+        reply["data"]["actions"],
+        json!([{"id": "summarize", "name": "Summarize"}, {"id": "translate", "name": "Translate"},
+               {"id": "define", "name": "Define"}, {"id": "simplify", "name": "Simplify"}]),
+        "the panel's buttons: the built-ins but Explain"
+    );
     let requests = h.llm.requests.borrow();
     let last = &requests[1].messages.last().expect("messages").content;
     assert!(
