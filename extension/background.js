@@ -22,6 +22,7 @@
 import { captureSelection, pdfSelection } from './capture.js';
 import { isOwnExtensionPage, panelRun } from './senders.js';
 import { MAX_STEPS_DEFAULT, PANEL_PORT_NAME, PDF_PORT_NAME, PORT_NAME, REQUESTS } from './protocol.gen.js';
+import { BUILTIN, actionsFor, browserLanguage } from './ui/actions.js';
 import init, { Backend, __wbg_reset_state } from './wasm/knowledgelens.js';
 
 performance.mark('kl:script');
@@ -38,8 +39,9 @@ function post(port, message) {
   }
 }
 
-/** Connected in-page panels: each port with the tab and the run it shows. */
-/** @type {Map<chrome.runtime.Port, {tabId: number, run: number}>} */
+/** Connected in-page panels: each port with the tab and the run it shows (`following`: a
+ * `run_action` it sent is starting a later run of its tab, which it will show). */
+/** @type {Map<chrome.runtime.Port, {tabId: number, run: number, following?: boolean}>} */
 const panels = new Map();
 
 /**
@@ -49,7 +51,8 @@ const panels = new Map();
 function emit(message) {
   for (const port of ports) post(port, message);
   for (const [port, shown] of panels) {
-    if (message?.session === `tab:${shown.tabId}` && message.run === shown.run) {
+    const later = shown.following && message?.run > shown.run;
+    if (message?.session === `tab:${shown.tabId}` && (message.run === shown.run || later)) {
       try {
         port.postMessage(message);
       } catch {
@@ -154,6 +157,7 @@ async function handleRequest(port, request) {
 /** An in-page panel's port: only from our panel document in a frame of a tab (the backend
  * checks again); its requests go to `handle_panel`. */
 function acceptPanel(port) {
+  /** @type {{tabId: number, run: number, following?: boolean} | null} */
   const shown = panelRun(port.sender, chrome.runtime);
   if (!shown) {
     port.disconnect();
@@ -168,10 +172,19 @@ function acceptPanel(port) {
     const id = request && typeof request === 'object' ? request.id ?? null : null;
     // The run is the one the panel's address names, whatever the request says.
     const asked = request && typeof request === 'object' ? { ...request, run: shown.run } : request;
+    const action = asked?.type === REQUESTS.RUN_ACTION;
+    if (action) shown.following = true;
     ready
       .then((backend) => unlessCrashed(backend.handle_panel(asked, port.sender)))
       .catch((err) => ({ id, ok: false, error: { kind: 'internal', message: errorMessage(err) } }))
-      .then((envelope) => post(port, envelope));
+      .then((envelope) => {
+        // The panel now shows the run its action started (the reply names it).
+        if (action) {
+          shown.following = false;
+          if (envelope?.ok && Number.isInteger(envelope.data?.run)) shown.run = envelope.data.run;
+        }
+        post(port, envelope);
+      });
   });
 }
 
@@ -245,7 +258,10 @@ chrome.notifications.onClicked.addListener((notificationId) => {
 // ---------------------------------------------------------------------------------------------
 // Explain selection: the context menu, the keyboard command, and the function both call.
 
-const MENU_ID = 'knowledgelens-explain';
+/** The context menu: a submenu "KnowledgeLens" with one entry per action (Explain first). */
+const MENU_ID = 'knowledgelens';
+/** An action's menu entry id: this prefix and the action's id. */
+const MENU_ACTION = 'knowledgelens-action:';
 const COMMAND = 'explain-selection';
 /** The worker's own sender, for requests it makes itself (the backend checks senders). */
 const SELF = { id: chrome.runtime.id, url: chrome.runtime.getURL('background.js') };
@@ -289,9 +305,24 @@ async function showPdfExplanation(tabId) {
  * @param {number} tabId
  * @param {'menu'|'command'|'popup'} source
  * @param {string} [selectionText] the context menu's selection
- * @returns {Promise<{ok: true} | {ok: false, error: {kind: string, message: string}}>}
+ * @returns {Promise<{ok: boolean, error?: {kind: string, message: string}}>}
  */
 async function explainFromTab(tabId, source, selectionText = '') {
+  const result = await actionFromTab(tabId, 'explain', source, selectionText);
+  return result.ok ? { ok: true } : result;
+}
+
+/**
+ * Applies selection action `action` (an id: `explain` is the explanation) to the selection
+ * of tab `tabId`, as explainFromTab does: the same capture, the in-page panel, a window for
+ * a PDF. What the context menu's entries and the keyboard commands call.
+ * @param {number} tabId
+ * @param {string} action
+ * @param {'menu'|'command'|'popup'} source
+ * @param {string} [selectionText] the context menu's selection
+ * @returns {Promise<{ok: boolean, run?: number, error?: {kind: string, message: string}}>}
+ */
+async function actionFromTab(tabId, action, source, selectionText = '') {
   const fail = (error, title = 'KnowledgeLens could not explain this') => {
     notify(title, error.message);
     return { ok: false, error };
@@ -311,11 +342,12 @@ async function explainFromTab(tabId, source, selectionText = '') {
   const backend = await ready;
   const request = {
     id: nextRequestId++,
-    type: REQUESTS.EXPLAIN,
+    type: action === 'explain' ? REQUESTS.EXPLAIN : REQUESTS.RUN_ACTION,
     session: `tab:${tabId}`,
     tab_id: tabId,
     max_steps: MAX_STEPS_DEFAULT,
     selection: captured.selection,
+    ...(action === 'explain' ? {} : { action, language: browserLanguage() }),
   };
   const envelope = await unlessCrashed(backend.handle(request, SELF));
   if (!envelope?.ok) return fail(envelope?.error ?? { kind: 'internal', message: 'The request failed.' });
@@ -325,29 +357,84 @@ async function explainFromTab(tabId, source, selectionText = '') {
   } catch (err) {
     console.warn(`KnowledgeLens: could not show the panel (${source}):`, err);
   }
-  return { ok: true };
+  return { ok: true, run: envelope.data.run };
 }
 
-function explainClicked(tab, source, selectionText = '') {
+function explainClicked(tab, source, selectionText = '', action = 'explain') {
   if (!tab || typeof tab.id !== 'number' || tab.id < 0) {
     notify("KnowledgeLens can't read this page", 'There is no tab to explain from.');
     return;
   }
-  explainFromTab(tab.id, source, selectionText).catch((err) => {
+  actionFromTab(tab.id, action, source, selectionText).catch((err) => {
     console.error('KnowledgeLens: explain failed:', err);
     notify('KnowledgeLens could not explain this', errorMessage(err));
   });
 }
 
+/**
+ * The context menu on a selection: "KnowledgeLens", and in it one entry per action shown
+ * in the menu, in order (the built-ins, then the user's).
+ * @param {{id: string, name: string}[]} actions
+ */
+async function buildMenus(actions) {
+  await chrome.contextMenus.removeAll();
+  const created = (props) => new Promise((resolve) => {
+    chrome.contextMenus.create(props, () => resolve(void chrome.runtime.lastError));
+  });
+  await created({ id: MENU_ID, title: 'KnowledgeLens', contexts: ['selection'] });
+  for (const action of actions) {
+    await created({ id: `${MENU_ACTION}${action.id}`, parentId: MENU_ID, title: action.name, contexts: ['selection'] });
+  }
+}
+
+/** The menu from the saved actions (the built-ins when they cannot be read). */
+async function refreshMenus() {
+  let actions = BUILTIN;
+  try {
+    const backend = await ready;
+    const envelope = await unlessCrashed(backend.handle({ id: nextRequestId++, type: REQUESTS.GET_ACTIONS }, SELF));
+    if (envelope?.ok) actions = actionsFor(envelope.data, 'menu');
+  } catch (err) {
+    console.warn('KnowledgeLens: the menu shows the built-in actions:', err);
+  }
+  await buildMenus(actions);
+}
+
 chrome.runtime.onInstalled.addListener(() => {
-  chrome.contextMenus.create(
-    { id: MENU_ID, title: 'Explain with KnowledgeLens', contexts: ['selection'] },
-    () => void chrome.runtime.lastError, // already there after an update: fine
-  );
+  refreshMenus().catch((err) => console.error('KnowledgeLens: could not build the menu:', err));
+});
+// Options saved the actions: the menu follows.
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'local' && 'actions' in changes) {
+    refreshMenus().catch((err) => console.error('KnowledgeLens: could not rebuild the menu:', err));
+  }
 });
 chrome.contextMenus.onClicked.addListener((info, tab) => {
-  if (info.menuItemId === MENU_ID) explainClicked(tab, 'menu', info.selectionText ?? '');
+  const id = String(info.menuItemId);
+  if (id.startsWith(MENU_ACTION)) explainClicked(tab, 'menu', info.selectionText ?? '', id.slice(MENU_ACTION.length));
 });
+/**
+ * The action a command slot (`action-1` … `action-3`) runs: the n-th action shown in the
+ * menu after Explain (which has its own command), from the saved list.
+ * @param {string} command
+ * @returns {Promise<string | null>}
+ */
+async function commandAction(command) {
+  const slot = /^action-([1-3])$/.exec(command);
+  if (!slot) return null;
+  const backend = await ready;
+  const envelope = await unlessCrashed(backend.handle({ id: nextRequestId++, type: REQUESTS.GET_ACTIONS }, SELF));
+  const shown = envelope?.ok ? actionsFor(envelope.data, 'menu') : BUILTIN;
+  return shown.filter((a) => a.id !== 'explain')[Number(slot[1]) - 1]?.id ?? null;
+}
+
 chrome.commands.onCommand.addListener((command, tab) => {
-  if (command === COMMAND) explainClicked(tab, 'command');
+  if (command === COMMAND) {
+    explainClicked(tab, 'command');
+    return;
+  }
+  commandAction(command).then((action) => {
+    if (action) explainClicked(tab, 'command', '', action);
+    else notify('KnowledgeLens has no action for this shortcut', 'Options, section Actions, lists the actions the shortcuts run.');
+  }, (err) => console.error('KnowledgeLens: the shortcut failed:', err));
 });

@@ -15,7 +15,7 @@ export const NOT_SCRIPTABLE_MESSAGE =
 
 /** Shown instead of "Selected text" on a PDF: the viewer's selection reaches only the menu. */
 export const PDF_SELECTION_MESSAGE =
-  'To explain text in a PDF, select it, right-click it and choose "Explain with KnowledgeLens". ' +
+  'To explain, summarize or translate text in a PDF, select it, right-click it and choose KnowledgeLens, then the action. ' +
   'Questions about the whole PDF work here as on any page.';
 
 /** Shown when the extension has no access to the page's site. */

@@ -20,6 +20,8 @@ import {
 import { PROVIDER_TEXTS, SEARCH_TEXTS } from './ui/options-texts.js';
 import { isLoopback, keyInClear, searchUrlProblem, urlProblem } from './ui/urls.js';
 import { createLocalModels } from './ui/local-models.js';
+import { createActionsEditor } from './ui/actions-options.js';
+import { createActionsTransfer } from './ui/actions-transfer.js';
 
 const PROVIDERS = Object.fromEntries(
   Object.entries(PROVIDER_TEXTS).map(([name, texts]) => [
@@ -36,7 +38,7 @@ const WINDOW = CONTEXT_WINDOW;
 
 const $ = (id) => document.getElementById(id);
 const form = /** @type {HTMLFormElement} */ ($('settings-form'));
-const fieldsets = [/** @type {HTMLFieldSetElement} */ ($('fields')), /** @type {HTMLFieldSetElement} */ ($('prices')), /** @type {HTMLFieldSetElement} */ ($('limits')), /** @type {HTMLFieldSetElement} */ ($('search'))];
+const fieldsets = [/** @type {HTMLFieldSetElement} */ ($('fields')), /** @type {HTMLFieldSetElement} */ ($('prices')), /** @type {HTMLFieldSetElement} */ ($('limits')), /** @type {HTMLFieldSetElement} */ ($('search')), /** @type {HTMLFieldSetElement} */ ($('actions'))];
 const provider = /** @type {HTMLSelectElement} */ ($('provider'));
 const baseUrl = /** @type {HTMLInputElement} */ ($('base-url'));
 const model = /** @type {HTMLInputElement} */ ($('model'));
@@ -420,6 +422,8 @@ async function load() {
   } finally {
     setEnabled(true);
   }
+  actions.load().then((notice) => { if (notice) setStatus(notice, 'error'); },
+    (err) => setStatus(`Could not load the actions: ${err.message}`, 'error'));
   void refreshModels();
 }
 
@@ -428,6 +432,18 @@ async function save() {
   if (!settings) return;
   saveButton.disabled = true;
   setStatus('Saving…');
+  // The actions first: a field marked in Actions saves nothing.
+  try {
+    if (!(await actions.save())) {
+      setStatus('Fix the actions marked in Actions: nothing was saved.', 'error');
+      saveButton.disabled = false;
+      return;
+    }
+  } catch (err) {
+    setStatus(err.message || 'The actions could not be saved.', 'error');
+    saveButton.disabled = false;
+    return;
+  }
   try {
     const saved = await connection.request(REQUESTS.SAVE_SETTINGS, { settings });
     fill(saved);
@@ -694,6 +710,29 @@ async function useLocalModel({ provider: which, base_url: url, model: name }) {
 const localModels = createLocalModels($('found-list'), {
   request: (type, fields) => connection.request(type, fields),
   onUse: (choice) => void useLocalModel(choice),
+});
+
+const actions = createActionsEditor({
+  connection: { request: (type, fields) => connection.request(type, fields) },
+  list: $('action-list'),
+  language: /** @type {HTMLInputElement} */ ($('target-language')),
+  add: /** @type {HTMLButtonElement} */ ($('add-action')),
+  reset: /** @type {HTMLButtonElement} */ ($('reset-actions')),
+  error: $('actions-error'),
+  shortcuts: $('shortcuts-link'),
+});
+
+createActionsTransfer({
+  connection: { request: (type, fields) => connection.request(type, fields) },
+  editor: actions,
+  exportButton: /** @type {HTMLButtonElement} */ ($('export-actions')),
+  importButton: /** @type {HTMLButtonElement} */ ($('import-actions')),
+  file: /** @type {HTMLInputElement} */ ($('import-file')),
+  dialog: /** @type {HTMLDialogElement} */ ($('import-dialog')),
+  list: $('import-list'),
+  confirm: /** @type {HTMLButtonElement} */ ($('import-confirm')),
+  cancel: /** @type {HTMLButtonElement} */ ($('import-cancel')),
+  setStatus,
 });
 
 const connection = new Connection({

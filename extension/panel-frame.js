@@ -6,7 +6,10 @@
 //
 // - It shows one run: the one whose `explain` opened it (`?tab=<id>&run=<n>`). Its Port
 //   (PANEL_PORT_NAME) carries `snapshot` and `stop` of that run, and the worker sends it
-//   that run's events and nothing else of the tab's session. A snapshot is asked on every
+//   that run's events and nothing else of the tab's session. The action buttons
+//   (Summarize, Translate, …) send `run_action`: the worker applies it to the run's
+//   selection (which stays in the worker) and replies with the new run, which the panel
+//   then shows instead (the worker moves the Port's events to it too). A snapshot is asked on every
 //   (re)connect (the port drops when the worker stops, and the reconnect wakes it), and
 //   events apply in (rev, seq) order on top of it, as in the popup's view-state.js.
 // - Model output is untrusted: only textContent, never innerHTML.
@@ -15,6 +18,7 @@
 //   panel's height, and Close.
 // - "Ask a follow-up" opens the side panel from this click (Chrome asks for the gesture).
 
+import { BUILTIN_BUTTONS, browserLanguage, mountActionButtons } from './ui/actions.js';
 import { openSidePanel } from './ui/panel.js';
 import { PANEL_PORT_NAME, TERMINAL_STATUSES } from './protocol.gen.js';
 
@@ -25,7 +29,10 @@ import { PANEL_PORT_NAME, TERMINAL_STATUSES } from './protocol.gen.js';
 const TERMINAL = new Set(TERMINAL_STATUSES);
 const params = new URLSearchParams(location.search);
 const tabId = Number(params.get('tab'));
-const run = Number(params.get('run'));
+/** The run that opened the panel (the content script knows the panel by it). */
+const openedRun = Number(params.get('run'));
+/** The run the panel shows: the opening one, then each one its action buttons start. */
+let run = openedRun;
 const key = params.get('key') ?? '';
 const session = `tab:${tabId}`;
 
@@ -59,12 +66,21 @@ const answer = document.querySelector('.answer');
 const button = (action) => document.querySelector(`button[data-action="${action}"]`);
 const [stopButton, copyButton, followButton, closeButton] = ['stop', 'copy', 'follow-up', 'close'].map(button);
 
-/** @type {{view: PanelView | null, buffer: RunEvent[], port: chrome.runtime.Port | null, nextId: number, pending: Map<number, {resolve: Function, reject: Function}>, retryMs: number, note: string, over: boolean}} */
-const state = { view: null, buffer: [], port: null, nextId: 1, pending: new Map(), retryMs: 200, note: '', over: false };
+/** @type {{view: PanelView | null, buffer: RunEvent[], port: chrome.runtime.Port | null, nextId: number, pending: Map<number, {resolve: Function, reject: Function}>, retryMs: number, note: string, over: boolean, starting: boolean, early: any[]}} */
+const state = { view: null, buffer: [], port: null, nextId: 1, pending: new Map(), retryMs: 200, note: '', over: false, starting: false, early: [] };
+const actionsBox = /** @type {HTMLElement} */ (document.querySelector('[data-role="selection-actions"]'));
+let disableActions = mountActionButtons(actionsBox, BUILTIN_BUTTONS, (id) => void runAction(id));
+let shownActions = JSON.stringify(BUILTIN_BUTTONS);
+/** The buttons of the actions a snapshot says the panel shows (Options, section Actions). */
+function showActions(actions) {
+  if (!Array.isArray(actions) || JSON.stringify(actions) === shownActions) return;
+  shownActions = JSON.stringify(actions);
+  disableActions = mountActionButtons(actionsBox, actions, (id) => void runAction(id));
+}
 
 /** Tells the content script in the page's top frame (`action`: size or close). */
 function toPage(action, extra = {}) {
-  chrome.tabs.sendMessage(tabId, { type: 'knowledgelens-panel', run, key, action, ...extra }, { frameId: 0 }).catch(() => {});
+  chrome.tabs.sendMessage(tabId, { type: 'knowledgelens-panel', run: openedRun, key, action, ...extra }, { frameId: 0 }).catch(() => {});
 }
 
 const shownText = () => {
@@ -103,6 +119,7 @@ function render() {
   const running = state.view?.status === 'running' && !state.over;
   region.setAttribute('aria-busy', String(running));
   stopButton.hidden = !running;
+  disableActions(running || state.starting || !state.view);
   copyButton.disabled = !text;
   status.textContent = statusText();
 }
@@ -110,6 +127,7 @@ function render() {
 /** @param {PanelView} snapshot */
 function adopt(snapshot) {
   if (!snapshot || (state.view && newer(snapshot, state.view) < 0)) return;
+  showActions(snapshot.actions);
   let view = snapshot;
   for (const event of state.buffer) if (newer(event, view) > 0) view = applyEvent(view, event);
   state.buffer = state.buffer.filter((event) => newer(event, view) > 0);
@@ -122,14 +140,36 @@ function adopt(snapshot) {
  * @param {T} type
  * @returns {Promise<PanelReplies[T]>}
  */
-function request(type) {
+function request(type, fields = {}) {
   return new Promise((resolve, reject) => {
     const port = state.port;
     if (!port) { reject(new Error('The KnowledgeLens worker is restarting; try again.')); return; }
     const id = state.nextId++;
     state.pending.set(id, { resolve, reject });
-    try { port.postMessage({ id, type, session, run }); } catch (err) { state.pending.delete(id); reject(err); }
+    try { port.postMessage({ id, type, session, run, ...fields }); } catch (err) { state.pending.delete(id); reject(err); }
   });
+}
+
+/** An action button: the worker starts it on this run's selection; the panel follows the
+ * new run (by the id in the reply), one run at a time. */
+async function runAction(action) {
+  if (state.starting) return;
+  state.starting = true;
+  state.early = [];
+  state.note = '';
+  render();
+  try {
+    const view = /** @type {PanelView} */ (await request('run_action', { action, language: browserLanguage() }));
+    run = view.run;
+    state.view = null;
+    state.buffer = state.early.filter((m) => m.run === run).map((m) => m.event);
+    adopt(view);
+  } catch (err) {
+    state.note = err.message;
+  } finally {
+    state.starting = false;
+    render();
+  }
 }
 
 const refresh = () => request('snapshot').then(adopt, (err) => {
@@ -145,7 +185,12 @@ const refresh = () => request('snapshot').then(adopt, (err) => {
 
 /** @param {import('./protocol.gen.js').EventEnvelope} message */
 function onEvent(message) {
-  if (message.session !== session || message.run !== run || !message.event) return;
+  if (message.session !== session || !message.event) return;
+  if (message.run !== run) {
+    // The run an action button is starting: kept until its reply names it.
+    if (state.starting && message.run > run) state.early = [...state.early, message].slice(-256);
+    return;
+  }
   const event = message.event;
   state.buffer = [...state.buffer, event].slice(-256);
   if (state.view && newer(event, state.view) > 0) {

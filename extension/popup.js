@@ -18,6 +18,7 @@ import {
   receiveSnapshot, shownAnswer, sourceUrls,
 } from './view-state.js';
 import { createAddPages, showAddedPassage } from './ui/add-pages.js';
+import { BUILTIN_BUTTONS, actionsFor, browserLanguage, mountActionButtons } from './ui/actions.js';
 import { createAnswerView, renderSources } from './ui/answer.js';
 import { PASSAGE_GONE_KIND, createPassageCitations } from './ui/passages.js';
 import { renderConversations } from './ui/conversations.js';
@@ -357,12 +358,27 @@ async function explain() {
   if (text) await startRun(REQUESTS.EXPLAIN, { selection: selectionToSend(text) });
 }
 
+/** A selection action's button (ui/actions.js): the same selection, another action. */
+async function runAction(action) {
+  const text = el.selection.value.trim();
+  if (text) await startRun(REQUESTS.RUN_ACTION, { selection: selectionToSend(text), action, language: browserLanguage() });
+}
+const actionButtons = /** @type {HTMLElement} */ (document.getElementById('action-buttons'));
+let disableActions = mountActionButtons(actionButtons, BUILTIN_BUTTONS, runAction);
+/** The buttons of the actions saved for the popup (Options, section Actions), once connected. */
+async function loadActions() {
+  const shown = actionsFor(await connection.request(REQUESTS.GET_ACTIONS), 'popup').filter((a) => a.id !== 'explain');
+  disableActions = mountActionButtons(actionButtons, shown, runAction);
+  render();
+}
+
 /** The "Selected text" box, or why the page cannot be explained. */
 function renderExplain(view, readOnly) {
   const error = state.capture?.error;
   const usable = state.mode === 'popup' && state.tabId !== null && !readOnly && !error;
   el['explain-form'].hidden = !usable || !state.capture;
   el.explain.disabled = !el.selection.value.trim() || view.status === 'running' || state.askPending;
+  disableActions(el.explain.disabled);
   el['explain-note'].hidden = !error;
   el['explain-note'].textContent = error?.message ?? '';
 }
@@ -842,6 +858,7 @@ const connection = new Connection({
     state.connected = true;
     document.documentElement.dataset.connection = 'connected';
     void refresh();
+    loadActions().catch((err) => console.warn('KnowledgeLens: could not read the actions:', err));
   },
   onDisconnect: () => {
     state.connected = false;

@@ -14,7 +14,7 @@ export declare const MAX_PDF_BYTES: number;
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export declare const PANEL_REQUESTS: readonly string[];
 /** Request types (`type` of a request), by name. */
-export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ADD_PAGES: "add_pages"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly READ_PAGES: "read_pages"; readonly REMOVE_PAGE: "remove_page"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
+export declare const REQUESTS: { readonly ACK_INPUT: "ack_input"; readonly ADD_PAGES: "add_pages"; readonly ANSWER_INPUT: "answer_input"; readonly ASK: "ask"; readonly CHECK_ACTIONS: "check_actions"; readonly CLEAR_HISTORY: "clear_history"; readonly EXPLAIN: "explain"; readonly EXPORT: "export"; readonly FIND_LOCAL_MODELS: "find_local_models"; readonly GET_ACTIONS: "get_actions"; readonly GET_SETTINGS: "get_settings"; readonly HISTORY: "history"; readonly IMPORT_ACTIONS: "import_actions"; readonly LIST_MODELS: "list_models"; readonly LOCATE_PASSAGE: "locate_passage"; readonly NEW_CONVERSATION: "new_conversation"; readonly OPEN_CONVERSATION: "open_conversation"; readonly READ_PAGES: "read_pages"; readonly REMOVE_PAGE: "remove_page"; readonly RUN_ACTION: "run_action"; readonly SAVE_ACTIONS: "save_actions"; readonly SAVE_SETTINGS: "save_settings"; readonly SEARCH_OFFER: "search_offer"; readonly SNAPSHOT: "snapshot"; readonly STOP: "stop"; readonly TEST_CONNECTION: "test_connection"; readonly TEST_SEARCH: "test_search"; };
 /** Every event type a run emits. */
 export declare const EVENTS: readonly string[];
 /** Run statuses after which a run is over (also the names of the events that end it). */
@@ -45,6 +45,8 @@ export declare const MAX_PAGE_CHARS: number;
 export declare const MAX_LOCATE_CHARS: number;
 /** How long reading a tab's text may take before a run goes on without it (ms). */
 export declare const PAGE_READ_TIMEOUT_MS: number;
+/** The built-in selection actions, in menu order: their ids and names (buttons and menu entries). */
+export declare const BUILTIN_ACTIONS: readonly (Record<string, unknown>)[];
 /** The values of the setting "Reading level", in the order to list them. */
 export declare const READING_LEVELS: readonly string[];
 /** Token budget per run: the default and the bounds a setting must keep. */
@@ -107,17 +109,81 @@ export interface Replies {
   read_pages: ReadPagesReply;
   add_pages: SessionView;
   remove_page: SessionView;
+  run_action: SessionView;
+  get_actions: ActionsReply;
+  check_actions: ActionsCheckReply;
+  save_actions: ActionsReply;
+  import_actions: ImportActionsReply;
 }
 /** The `data` of the reply to each request of the in-page panel. */
 export interface PanelReplies {
   snapshot: PanelView;
   stop: StopReply;
+  run_action: PanelView;
 }
 
 /** `ack_input`: whether the acknowledgement reached the question it names. */
 export type AckReply = {
   /** The id named the question the run is waiting on. */
   acknowledged: boolean;
+};
+
+/** One action of the list. */
+export type ActionDef = {
+  /** Shown nowhere (a built-in is hidden, not deleted). */
+  hidden?: boolean;
+  /** A built-in's id, `custom-<n>` for the user's (empty for a new one: given on save). */
+  id?: string;
+  /** In the context menu. */
+  menu?: boolean;
+  /** The name the menus and buttons show (a built-in's is fixed). */
+  name: string;
+  /** In the in-page panel. */
+  panel?: boolean;
+  /** In the popup and the side panel. */
+  popup?: boolean;
+  /** The user's template (empty for a built-in). */
+  template?: string;
+};
+
+/** A problem with one field of one action. */
+export type ActionFieldError = {
+  /** `name`, `template` or `list`. */
+  field: string;
+  /** The action's place in the list (from 0); `None`: the list itself. */
+  index?: number | null;
+  /** What is wrong and what to do. */
+  message: string;
+};
+
+/**
+ * `check_actions`: every problem of the list, each with its action and field (none: it
+ * can be saved).
+ */
+export type ActionsCheckReply = {
+  /** The problems, in list order. */
+  errors: ActionFieldError[];
+};
+
+/** The saved actions. */
+export type ActionsRecord = {
+  /** Every action, in menu order. */
+  actions: ActionDef[];
+  /** What Translate translates into (empty: the browser's language). */
+  target_language?: string;
+  /** The schema version ([`ACTIONS_VERSION`]). */
+  version?: number;
+};
+
+/**
+ * `get_actions`, `save_actions`: the actions in menu order (built-ins and the user's), and
+ * why the saved ones could not be used (the defaults are shown meanwhile).
+ */
+export type ActionsReply = {
+  /** The actions. */
+  actions: ActionsRecord;
+  /** Why the saved record was not used, if it was not. */
+  notice?: string | null;
 };
 
 /** A page added to a conversation as a source beside its own page. */
@@ -435,6 +501,40 @@ export type Command = {
   /** Session key. */
   session: SessionKey;
   type: "remove_page";
+} | {
+  /**
+   * The action's id: a built-in's (`explain`, `summarize`, `translate`, `define`,
+   * `simplify`) or one of the user's actions.
+   */
+  action: string;
+  /**
+   * The browser's language, by name ("French"): what Translate translates into
+   * unless Options chose another (letters, spaces, `-` and parentheses, at most 40).
+   */
+  language?: string | null;
+  /** Step bound for this run. */
+  max_steps?: number | null;
+  /** The selection, checked and capped ([`Selection::checked`]). */
+  selection: Selection;
+  /** Session key. */
+  session: SessionKey;
+  /** The tab the selection is in (its text is read as for a question). */
+  tab_id?: number | null;
+  type: "run_action";
+} | {
+  type: "get_actions";
+} | {
+  /** The list. */
+  actions: ActionsRecord;
+  type: "check_actions";
+} | {
+  /** The list. */
+  actions: ActionsRecord;
+  type: "save_actions";
+} | {
+  /** The file's text. */
+  text: string;
+  type: "import_actions";
 };
 
 export type Confidence = number;
@@ -575,6 +675,17 @@ export type HistoryReply = {
   conversations: ArchiveSummary[];
 };
 
+/**
+ * `import_actions`: the list a file holds (migrated, new actions given ids), and its
+ * problems; nothing is saved until Options saves it.
+ */
+export type ImportActionsReply = {
+  /** The list. */
+  actions: ActionsRecord;
+  /** Its problems, as `check_actions` gives them. */
+  errors: ActionFieldError[];
+};
+
 /** `find_local_models`: the model servers that answered on this computer, with their models. */
 export type LocalModelsReply = {
   /** In the order of the probe list ([`crate::llm::local::USUAL_SERVERS`]). */
@@ -616,8 +727,21 @@ export type PageView = {
   url: string;
 };
 
+/** An action button of the panel. */
+export type PanelAction = {
+  /** The action's id (what `run_action` sends). */
+  id: string;
+  /** Its name (the button's). */
+  name: string;
+};
+
 /** `snapshot` (a panel request): the panel's run, and nothing else of the session. */
 export type PanelView = {
+  /**
+   * The actions the panel offers as buttons (those shown in the panel, Explain aside), in
+   * order.
+   */
+  actions?: PanelAction[];
   /** The answer it settled on. */
   answer: string;
   /** The answer streamed so far, while it runs. */
@@ -702,7 +826,7 @@ export type ResearchAsk = {
 };
 
 /** The data of a successful reply: one variant per reply type. */
-export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | ReadPagesReply | PanelView;
+export type Response = SessionView | StopReply | AckReply | AnswerReply | ExportReply | SettingsReply | ConnectionReply | ModelsReply | LocalModelsReply | SearchCheckReply | SearchOfferReply | HistoryReply | ClearedReply | LocateReply | ReadPagesReply | PanelView | ActionsReply | ActionsCheckReply | ImportActionsReply;
 
 export type RunErrorKind = "network" | "timeout" | "rate_limited" | "server" | "auth" | "not_found" | "bad_request" | "context_too_long" | "config" | "unavailable" | "deadline" | "empty_reply" | "interrupted" | "internal" | "input_timeout" | "unknown";
 
@@ -1075,6 +1199,11 @@ export type StopReply = {
 
 /** A finished question of this session, kept as conversation history. */
 export type Turn = {
+  /**
+   * The selection action it applied (its name), when it was not an explanation
+   * (`explain` is then true too: `question` is the selected text).
+   */
+  action?: string | null;
   /** The answer it got (maybe partial or empty). */
   answer: string;
   /** Whether it explained a selection (`question` is then the selected text). */

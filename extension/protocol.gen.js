@@ -16,7 +16,8 @@ export const MAX_PDF_BYTES = 31457280;
 /** The requests the in-page panel may send (each about its own tab's session only). */
 export const PANEL_REQUESTS = Object.freeze([
   "snapshot",
-  "stop"
+  "stop",
+  "run_action"
 ]);
 
 /** Request types (`type` of a request), by name. */
@@ -25,18 +26,23 @@ export const REQUESTS = Object.freeze({
   "ADD_PAGES": "add_pages",
   "ANSWER_INPUT": "answer_input",
   "ASK": "ask",
+  "CHECK_ACTIONS": "check_actions",
   "CLEAR_HISTORY": "clear_history",
   "EXPLAIN": "explain",
   "EXPORT": "export",
   "FIND_LOCAL_MODELS": "find_local_models",
+  "GET_ACTIONS": "get_actions",
   "GET_SETTINGS": "get_settings",
   "HISTORY": "history",
+  "IMPORT_ACTIONS": "import_actions",
   "LIST_MODELS": "list_models",
   "LOCATE_PASSAGE": "locate_passage",
   "NEW_CONVERSATION": "new_conversation",
   "OPEN_CONVERSATION": "open_conversation",
   "READ_PAGES": "read_pages",
   "REMOVE_PAGE": "remove_page",
+  "RUN_ACTION": "run_action",
+  "SAVE_ACTIONS": "save_actions",
   "SAVE_SETTINGS": "save_settings",
   "SEARCH_OFFER": "search_offer",
   "SNAPSHOT": "snapshot",
@@ -155,6 +161,30 @@ export const MAX_LOCATE_CHARS = 4000;
 
 /** How long reading a tab's text may take before a run goes on without it (ms). */
 export const PAGE_READ_TIMEOUT_MS = 10000;
+
+/** The built-in selection actions, in menu order: their ids and names (buttons and menu entries). */
+export const BUILTIN_ACTIONS = Object.freeze([
+  {
+    "id": "explain",
+    "name": "Explain"
+  },
+  {
+    "id": "summarize",
+    "name": "Summarize"
+  },
+  {
+    "id": "translate",
+    "name": "Translate"
+  },
+  {
+    "id": "define",
+    "name": "Define"
+  },
+  {
+    "id": "simplify",
+    "name": "Simplify"
+  }
+]);
 
 /** The values of the setting "Reading level", in the order to list them. */
 export const READING_LEVELS = Object.freeze([

@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod actions;
 pub mod agent;
 #[cfg(feature = "bench")]
 pub mod bench;

@@ -7,6 +7,27 @@ globalThis.__klBootId = crypto.randomUUID();
 globalThis.klNotificationClicked = notificationClicked;
 // What the context menu and the keyboard command call, for tests that cannot use them.
 globalThis.klExplainFromTab = explainFromTab;
+// What a selection action's menu entry calls (tab id, action id, source, the menu's text).
+globalThis.klRunActionFromTab = actionFromTab;
+// The action a keyboard command slot (action-1 … action-3) runs now.
+globalThis.klCommandAction = commandAction;
+// What chrome.contextMenus.create and update received, in order (Chrome has no API that
+// lists a menu's entries): [method, properties] pairs, reset by each removeAll.
+globalThis.__klMenus = [];
+for (const method of ['create', 'update']) {
+  const real = chrome.contextMenus[method].bind(chrome.contextMenus);
+  chrome.contextMenus[method] = (...args) => {
+    globalThis.__klMenus.push([method, method === 'create' ? args[0] : { id: args[0], ...args[1] }]);
+    return real(...args);
+  };
+}
+{
+  const removeAll = chrome.contextMenus.removeAll.bind(chrome.contextMenus);
+  chrome.contextMenus.removeAll = (...args) => {
+    globalThis.__klMenus = [];
+    return removeAll(...args);
+  };
+}
 // Scripted model servers the local-server probe also asks (src/llm/local.rs, read by
 // web/api.rs): tests push {name, provider, port} entries here.
 globalThis.__klLocalServers = [];

@@ -77,7 +77,8 @@ pub const CAPABILITIES: [Capability; 6] = [
 
 /// Every built-in template with the folder it is in: the loop's own (`agent/prompts/`),
 /// each capability's, the built-in tools' descriptions (`tools/tools.tpl`) and the text
-/// that offers tools to a model without native tool calling (`llm/prompted_tools.tpl`).
+/// that offers tools to a model without native tool calling (`llm/prompted_tools.tpl`),
+/// and the built-in selection actions' (`actions/`).
 pub fn templates() -> impl Iterator<Item = (&'static str, &'static BuiltinTemplate)> {
     const OTHERS: [(&str, BuiltinTemplate); 2] = [
         ("src/tools", crate::tools::descriptions::TEMPLATE),
@@ -92,4 +93,5 @@ pub fn templates() -> impl Iterator<Item = (&'static str, &'static BuiltinTempla
                 .flat_map(|c| c.templates.iter().map(move |t| (c.folder, t))),
         )
         .chain(OTHERS.iter().map(|(folder, t)| (*folder, t)))
+        .chain(crate::actions::TEMPLATES.iter().map(|t| ("src/actions", t)))
 }

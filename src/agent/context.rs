@@ -261,7 +261,13 @@ pub fn grounding(state: &SessionState) -> Grounding {
         // The selection is page text: fenced like every other quote of the page.
         let quote =
             crate::agent::fence::Fence::new(&state.nonce).wrap(&format!("{question}{ellipsis}"));
-        format!("explain the text the user selected on the page:\n{quote}")
+        match &state.action {
+            Some(action) => format!(
+                "{}: the text the user selected on the page:\n{quote}",
+                action.name
+            ),
+            None => format!("explain the text the user selected on the page:\n{quote}"),
+        }
     } else {
         format!("{question}{ellipsis}")
     };
@@ -308,11 +314,19 @@ pub fn grounding(state: &SessionState) -> Grounding {
         .as_ref()
         .map(|s| s.lang.trim())
         .filter(|l| !l.is_empty());
-    preferences.push(match language {
-        Some(lang) => format!(
-            "- Answer language: {lang} (the selection's), unless the user writes in another"
-        ),
-        None => "- Answer language: the language of the user's question".to_string(),
+    let target = state
+        .action
+        .as_ref()
+        .filter(|a| a.id == "translate")
+        .map(|a| a.target_language.as_str());
+    preferences.push(match (target, language) {
+        (Some(target), _) => format!("- Answer language: {target} (the translation's)"),
+        (None, language) => match language {
+            Some(lang) => format!(
+                "- Answer language: {lang} (the selection's), unless the user writes in another"
+            ),
+            None => "- Answer language: the language of the user's question".to_string(),
+        },
     });
     let answers: Vec<String> = answers.iter().map(|a| format!("- {}", a.trim())).collect();
     preferences.extend(answers.iter().cloned());

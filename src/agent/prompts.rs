@@ -55,6 +55,8 @@ pub const TEMPLATES: [BuiltinTemplate; 7] = [
             "explain_request",
             "explain_close",
             "explained_selection",
+            "action_selection",
+            "action_cut",
         ],
     },
     BuiltinTemplate {
@@ -193,7 +195,9 @@ pub(crate) fn system(state: &SessionState, templates: &Builtin) -> Result<String
     if has_text && !whole {
         sections.push("page_tools");
     }
-    if whole || (has_text && state.selection.is_none()) {
+    // A selection action (not Explain) asks for a rewrite of the selection, never an answer
+    // the page may lack: no phrase either.
+    if (whole && state.action.is_none()) || (has_text && state.selection.is_none()) {
         sections.push("abstain");
     }
     match state.config.reading_level {
@@ -210,23 +214,71 @@ pub(crate) fn system(state: &SessionState, templates: &Builtin) -> Result<String
 }
 
 /// What the user asked in a turn: the question as typed, or for an explanation the
-/// request with the selection (page text: fenced). The current explanation's selection
-/// comes in its tool result instead, so it is not repeated here.
+/// request with the selection (page text: fenced), or for another action (`action`, its
+/// name) the same with the action's name. The current explanation's selection comes in its
+/// tool result instead, so it is not repeated here (the current action's request is
+/// [`action_request`]).
 fn user_text(
     templates: &Builtin,
     fence: Fence<'_>,
     question: &str,
     explain: bool,
     current: bool,
+    action: Option<&str>,
 ) -> Result<String, TemplateError> {
-    match (explain, current) {
-        (false, _) => Ok(question.to_string()),
-        (true, true) => templates.user.render(&Context::new(), &["explain_request"]),
-        (true, false) => templates.user.render(
+    match (explain, current, action) {
+        (false, _, _) => Ok(question.to_string()),
+        (true, true, _) => templates.user.render(&Context::new(), &["explain_request"]),
+        (true, false, None) => templates.user.render(
             &strings(&[("page_data", &fence.wrap(question))]),
             &["explained_selection"],
         ),
+        (true, false, Some(action)) => templates.user.render(
+            &strings(&[("page_data", &fence.wrap(question)), ("action", action)]),
+            &["action_selection"],
+        ),
     }
+}
+
+/// The current action run's request: the action's template with the selection, its
+/// context and the page title each fenced (page text, never instructions), the page's
+/// language tag checked; a cut selection adds, outside the fence, that the answer must say
+/// so.
+fn action_request(
+    state: &SessionState,
+    templates: &Builtin,
+    action: &crate::actions::ActionRun,
+) -> Result<String, TemplateError> {
+    let fence = Fence::new(&state.nonce);
+    let Some(selection) = state.selection.as_ref() else {
+        return Ok(state.question.clone());
+    };
+    let mut context = String::new();
+    let headings = selection.heading_path();
+    if !headings.is_empty() {
+        context.push_str(&format!("Headings: {headings}\n"));
+    }
+    context.push_str(if selection.context.is_empty() {
+        "(unknown)"
+    } else {
+        &selection.context
+    });
+    let values = crate::actions::ActionValues {
+        selection: fence.wrap(&selection.text),
+        context: fence.wrap(&context),
+        title: fence.wrap(&selection.title),
+        page_language: crate::actions::checked_lang_tag(&selection.lang),
+    };
+    let mut text = action.render(&values)?;
+    if selection.truncated {
+        let counts = strings(&[
+            ("shown", &selection.text.chars().count().to_string()),
+            ("total", &selection.full_length.to_string()),
+        ]);
+        text.push('\n');
+        text.push_str(&templates.user.render(&counts, &["action_cut"])?);
+    }
+    Ok(text)
 }
 
 /// A tool result as the model sees it: a page tool's is fenced; an explanation's cut
@@ -292,7 +344,14 @@ fn conversation_with(
             messages.extend(page_extra(state, templates, &turn.passages)?.map(user));
             messages.extend(page_cut(state, templates, turn.seen)?.map(user));
         }
-        let text = user_text(templates, fence, &cut(&turn.question), turn.explain, false)?;
+        let text = user_text(
+            templates,
+            fence,
+            &cut(&turn.question),
+            turn.explain,
+            false,
+            turn.action.as_deref(),
+        )?;
         messages.push(ChatMessage::new(Role::User, text));
         if !turn.answer.is_empty() {
             messages.push(ChatMessage::new(Role::Assistant, cut(&turn.answer)));
@@ -304,13 +363,17 @@ fn conversation_with(
     let given = question_passages(state, fit);
     messages.extend(page_extra(state, templates, &given.extra)?.map(user));
     messages.extend(page_cut(state, templates, given.seen)?.map(user));
-    let text = user_text(
-        templates,
-        fence,
-        &state.question,
-        state.selection.is_some(),
-        true,
-    )?;
+    let text = match &state.action {
+        Some(action) => action_request(state, templates, action)?,
+        None => user_text(
+            templates,
+            fence,
+            &state.question,
+            state.selection.is_some(),
+            true,
+            None,
+        )?,
+    };
     messages.push(ChatMessage::new(Role::User, text));
     let mut pending_thought = String::new();
     let mut results_left = fit.cut_results;
@@ -417,7 +480,7 @@ pub fn reason(
     fit: &Fit,
 ) -> Result<ChatRequest, TemplateError> {
     let templates = builtin()?;
-    let messages = if state.selection.is_some() {
+    let messages = if state.explains() {
         let close = templates.user.render(&Context::new(), &["explain_close"])?;
         instructed(state, templates, fit, close)?
     } else {

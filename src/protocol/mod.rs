@@ -68,6 +68,9 @@ struct RawRequest {
     text: Option<String>,
     pages: Option<Vec<u64>>,
     page: Option<u64>,
+    action: Option<String>,
+    language: Option<String>,
+    actions: Option<crate::actions::store::ActionsRecord>,
 }
 
 /// `"research": {"subtopics": 4}` of an `ask`: answer it in research mode.
@@ -134,6 +137,13 @@ impl Request {
                 .ok_or_else(|| missing("a \"request_id\""))
         };
         let settings = || raw.settings.clone().ok_or_else(|| missing("\"settings\""));
+        let selection = || {
+            raw.selection
+                .clone()
+                .ok_or_else(|| missing("a \"selection\""))?
+                .checked()
+                .map_err(|e| ApiError::bad_request(e.to_string()))
+        };
         let command = match kind {
             "snapshot" => Command::Snapshot {
                 session: session()?,
@@ -152,12 +162,35 @@ impl Request {
                 session: session()?,
                 tab_id: raw.tab_id,
                 max_steps: raw.max_steps,
-                selection: raw
-                    .selection
+                selection: selection()?,
+            },
+            "run_action" => Command::RunAction {
+                session: session()?,
+                tab_id: raw.tab_id,
+                max_steps: raw.max_steps,
+                selection: selection()?,
+                action: checked_action_id(
+                    raw.action
+                        .as_deref()
+                        .ok_or_else(|| missing("an \"action\""))?,
+                )?,
+                language: raw
+                    .language
+                    .as_deref()
+                    .and_then(crate::actions::checked_language),
+            },
+            "get_actions" => Command::GetActions,
+            "check_actions" => Command::CheckActions {
+                actions: raw.actions.clone().ok_or_else(|| missing("\"actions\""))?,
+            },
+            "import_actions" => Command::ImportActions {
+                text: raw
+                    .text
                     .clone()
-                    .ok_or_else(|| missing("a \"selection\""))?
-                    .checked()
-                    .map_err(|e| ApiError::bad_request(e.to_string()))?,
+                    .ok_or_else(|| missing("a \"text\" (the file's)"))?,
+            },
+            "save_actions" => Command::SaveActions {
+                actions: raw.actions.clone().ok_or_else(|| missing("\"actions\""))?,
             },
             "stop" => Command::Stop {
                 session: session()?,
@@ -394,6 +427,62 @@ pub enum Command {
         /// Its id (from the view's `added`).
         page: u64,
     },
+    /// Apply a selection action to the selected text of a tab (starts a run, like
+    /// `explain`; the action `explain` is an explanation). Reply: [`SessionView`].
+    RunAction {
+        /// Session key.
+        session: SessionKey,
+        /// The tab the selection is in (its text is read as for a question).
+        tab_id: Option<i64>,
+        /// The selection, checked and capped ([`Selection::checked`]).
+        selection: Selection,
+        /// The action's id: a built-in's (`explain`, `summarize`, `translate`, `define`,
+        /// `simplify`) or one of the user's actions.
+        action: String,
+        /// The browser's language, by name ("French"): what Translate translates into
+        /// unless Options chose another (letters, spaces, `-` and parentheses, at most 40).
+        language: Option<String>,
+        /// Step bound for this run.
+        max_steps: Option<u32>,
+    },
+    /// The selection actions (built-ins and the user's, in menu order). Reply:
+    /// [`reply::ActionsReply`].
+    GetActions,
+    /// Check a list of actions as Options shows it, without saving it. Reply:
+    /// [`reply::ActionsCheckReply`].
+    CheckActions {
+        /// The list.
+        actions: crate::actions::store::ActionsRecord,
+    },
+    /// Save the list of actions (refused, with its first problem, unless it passes the
+    /// check). Reply: the saved [`reply::ActionsReply`].
+    SaveActions {
+        /// The list.
+        actions: crate::actions::store::ActionsRecord,
+    },
+    /// Read an exported actions file (JSON text, at most 256 KB) into a list to confirm:
+    /// nothing is saved. Reply: [`reply::ImportActionsReply`].
+    ImportActions {
+        /// The file's text.
+        text: String,
+    },
+}
+
+/// An action id as a request names it: 1 to 64 ASCII letters, digits, `-` or `_`.
+pub fn checked_action_id(id: &str) -> Result<String, ApiError> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(id.to_string())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "Unreadable request: \"{}\" is not an action id.",
+            crate::types::text::clip_marked(id, 40)
+        )))
+    }
 }
 
 /// A passage to locate, trimmed and cut to [`MAX_LOCATE_CHARS`]; empty is refused.
@@ -436,7 +525,7 @@ impl SearchOfferAnswer {
 
 impl Command {
     /// Every request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 22] = [
+    pub const NAMES: [&'static str; 27] = [
         "snapshot",
         "ask",
         "stop",
@@ -459,6 +548,11 @@ impl Command {
         "read_pages",
         "add_pages",
         "remove_page",
+        "run_action",
+        "get_actions",
+        "check_actions",
+        "save_actions",
+        "import_actions",
     ];
 
     /// This request's wire name.
@@ -486,6 +580,11 @@ impl Command {
             Self::ReadPages { .. } => 19,
             Self::AddPages { .. } => 20,
             Self::RemovePage { .. } => 21,
+            Self::RunAction { .. } => 22,
+            Self::GetActions => 23,
+            Self::CheckActions { .. } => 24,
+            Self::SaveActions { .. } => 25,
+            Self::ImportActions { .. } => 26,
         };
         Self::NAMES[index]
     }

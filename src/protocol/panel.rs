@@ -1,6 +1,7 @@
 //! The requests of the in-page explanation panel (an extension page in a frame of the
-//! tab's page, on the Port named [`super::PANEL_PORT_NAME`]): only a snapshot and Stop,
-//! each about the run that opened the panel, in the panel's own tab. What a request may ask
+//! tab's page, on the Port named [`super::PANEL_PORT_NAME`]): a snapshot and Stop of the
+//! run it shows, and another selection action on that run's selection, in the panel's own
+//! tab. What a request may ask
 //! is decided by `service::panel`; this module only names the shapes.
 
 use serde::Serialize;
@@ -12,26 +13,25 @@ use crate::types::ErrorInfo;
 use kljson::ToJson;
 
 /// What the panel may ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PanelCommand {
     /// The run's view. Reply: [`PanelView`].
     Snapshot,
     /// Stop the run. Reply: [`super::reply::StopReply`].
     Stop,
+    /// Apply a selection action to the run's selection (the worker keeps it): a new run of
+    /// the tab, which the panel then shows. Reply: [`PanelView`] of the new run.
+    RunAction {
+        /// The action's id (as `run_action`'s).
+        action: String,
+        /// The browser's language, by name (as `run_action`'s, checked).
+        language: Option<String>,
+    },
 }
 
 impl PanelCommand {
     /// Every panel request's wire name (`"type"`), in the order of the variants.
-    pub const NAMES: [&'static str; 2] = ["snapshot", "stop"];
-
-    /// The command named `name`, if the panel may send it.
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "snapshot" => Some(Self::Snapshot),
-            "stop" => Some(Self::Stop),
-            _ => None,
-        }
-    }
+    pub const NAMES: [&'static str; 3] = ["snapshot", "stop", "run_action"];
 }
 
 /// A panel request that passed the check: its id, its tab's session, the run and the
@@ -66,6 +66,20 @@ pub struct PanelView {
     pub rev: u64,
     /// See `rev`.
     pub seq: u64,
+    /// The actions the panel offers as buttons (those shown in the panel, Explain aside), in
+    /// order.
+    #[serde(default)]
+    pub actions: Vec<PanelAction>,
+}
+
+/// An action button of the panel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct PanelAction {
+    /// The action's id (what `run_action` sends).
+    pub id: String,
+    /// Its name (the button's).
+    pub name: String,
 }
 
 impl PanelView {
@@ -79,6 +93,7 @@ impl PanelView {
             error: view.error.clone(),
             rev: view.rev,
             seq: view.seq,
+            actions: Vec::new(),
         }
     }
 }

@@ -250,6 +250,37 @@ pub struct LocateReply {
     pub tab: Option<i64>,
 }
 
+/// `get_actions`, `save_actions`: the actions in menu order (built-ins and the user's), and
+/// why the saved ones could not be used (the defaults are shown meanwhile).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ActionsReply {
+    /// The actions.
+    pub actions: crate::actions::store::ActionsRecord,
+    /// Why the saved record was not used, if it was not.
+    pub notice: Option<String>,
+}
+
+/// `check_actions`: every problem of the list, each with its action and field (none: it
+/// can be saved).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ActionsCheckReply {
+    /// The problems, in list order.
+    pub errors: Vec<crate::actions::store::ActionFieldError>,
+}
+
+/// `import_actions`: the list a file holds (migrated, new actions given ids), and its
+/// problems; nothing is saved until Options saves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ImportActionsReply {
+    /// The list.
+    pub actions: crate::actions::store::ActionsRecord,
+    /// Its problems, as `check_actions` gives them.
+    pub errors: Vec<crate::actions::store::ActionFieldError>,
+}
+
 /// The data of a successful reply: one variant per reply type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToJson)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -287,6 +318,12 @@ pub enum Response {
     ReadPages(ReadPagesReply),
     /// `snapshot` of the in-page panel.
     Panel(super::panel::PanelView),
+    /// `get_actions`, `save_actions`.
+    Actions(Box<ActionsReply>),
+    /// `check_actions`.
+    ActionsCheck(ActionsCheckReply),
+    /// `import_actions`.
+    ImportActions(Box<ImportActionsReply>),
 }
 
 /// `impl From<T> for Response` for each reply type.
@@ -317,6 +354,9 @@ response_from! {
     ClearedReply => |v| Self::Cleared(v);
     ReadPagesReply => |v| Self::ReadPages(v);
     LocateReply => |v| Self::Locate(v);
+    ActionsReply => |v| Self::Actions(Box::new(v));
+    ActionsCheckReply => |v| Self::ActionsCheck(v);
+    ImportActionsReply => |v| Self::ImportActions(Box::new(v));
 }
 
 /// The reply to one request: `{id, ok: true, data}` or `{id, ok: false, error}`.

@@ -3,6 +3,7 @@
 //! in the envelope. Everything reaches the world through the ports; the `web` layer only
 //! converts values and spawns the futures this returns.
 
+mod actions;
 mod added;
 mod attention;
 mod connection;
@@ -199,6 +200,22 @@ impl Service {
                     .await
                     .map(|(view, run)| (view, Some(run))),
             ),
+            Command::RunAction {
+                session,
+                tab_id,
+                selection,
+                action,
+                language,
+                max_steps,
+            } => with_run(
+                self.run_action(session, selection, &action, language, tab_id, max_steps)
+                    .await
+                    .map(|(view, run)| (view, Some(run))),
+            ),
+            Command::GetActions => reply(self.get_actions().await),
+            Command::CheckActions { actions } => reply(Ok(Self::check_actions(&actions))),
+            Command::SaveActions { actions } => reply(self.save_actions(actions).await),
+            Command::ImportActions { text } => reply(Self::import_actions(&text)),
             Command::Snapshot { session } => with_run(self.snapshot(session).await),
             Command::Stop { session } => reply(Ok(self.stop(session))),
             Command::Export { session } => reply(self.export(session).await),

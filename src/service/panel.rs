@@ -33,18 +33,32 @@ pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelR
         kind: String,
         session: Option<String>,
         run: Option<u32>,
+        action: Option<String>,
+        language: Option<String>,
     }
     let tab = sender_tab
         .and_then(|t| u64::try_from(t).ok())
         .ok_or_else(|| forbidden("the panel is not in a tab"))?;
     let raw: Raw = kljson::decode(&crate::protocol::replace_lone_surrogates(text))
         .map_err(|e| ApiError::bad_request(format!("Unreadable request: {e}")))?;
-    let command = PanelCommand::parse(&raw.kind).ok_or_else(|| {
-        forbidden(&format!(
-            "the in-page panel may not send \"{}\" (only snapshot and stop)",
-            raw.kind
-        ))
-    })?;
+    let command = match raw.kind.as_str() {
+        "snapshot" => PanelCommand::Snapshot,
+        "stop" => PanelCommand::Stop,
+        "run_action" => PanelCommand::RunAction {
+            action: crate::protocol::checked_action_id(raw.action.as_deref().ok_or_else(
+                || ApiError::bad_request("Unreadable request: \"run_action\" needs an \"action\"."),
+            )?)?,
+            language: raw
+                .language
+                .as_deref()
+                .and_then(crate::actions::checked_language),
+        },
+        other => {
+            return Err(forbidden(&format!(
+                "the in-page panel may not send \"{other}\" (only snapshot, stop and run_action)"
+            )))
+        }
+    };
     let own = SessionKey::tab(tab);
     let session = raw
         .session
@@ -63,6 +77,14 @@ pub fn check_panel_request(text: &str, sender_tab: Option<i64>) -> Result<PanelR
     })
 }
 
+/// The tab of a `tab:<id>` session.
+fn tab_of(key: SessionKey) -> Option<i64> {
+    match key {
+        SessionKey::Tab(tab) => i64::try_from(tab).ok(),
+        SessionKey::Popup => None,
+    }
+}
+
 impl Service {
     /// Handles one request of the in-page panel of tab `sender_tab`; the reply is the
     /// envelope (refusals included). A snapshot may resume a run (spawn it).
@@ -79,7 +101,9 @@ impl Service {
         let (result, run): (Result<Response, ApiError>, _) = match request.command {
             PanelCommand::Snapshot => match self.snapshot(request.session).await {
                 Ok((view, run)) if view.run == request.run => {
-                    (Ok(PanelView::of(&view).into()), run)
+                    let mut view = PanelView::of(&view);
+                    view.actions = self.panel_actions().await;
+                    (Ok(view.into()), run)
                 }
                 Ok((_, run)) => (Err(over()), run),
                 Err(e) => (Err(e), None),
@@ -97,7 +121,46 @@ impl Service {
                 };
                 (result, None)
             }
+            PanelCommand::RunAction { action, language } => {
+                match self
+                    .panel_action(request.session, request.run, &action, language)
+                    .await
+                {
+                    Ok((view, run)) => (Ok(view.into()), Some(run)),
+                    Err(e) => (Err(e), None),
+                }
+            }
         };
         (Envelope::of(request.id, result), run)
+    }
+
+    /// Starts `action` on the selection of the panel's run `run` in `key` (tab `tab`): only
+    /// when that run is the tab's latest, has a selection and is over (one run at a time).
+    async fn panel_action(
+        self: &Rc<Self>,
+        key: SessionKey,
+        run: u32,
+        action: &str,
+        language: Option<String>,
+    ) -> Result<(PanelView, RunFuture), ApiError> {
+        if self.registry.is_running(key) {
+            return Err(ApiError::new(
+                ApiErrorKind::Busy,
+                "Wait for this answer, or press Stop, before the next action.",
+            ));
+        }
+        let state = self.load_session(key).await?.state;
+        if state.run_id != run {
+            return Err(ApiError::new(ApiErrorKind::NotFound, RUN_OVER));
+        }
+        let selection = state.selection.clone().ok_or_else(|| {
+            ApiError::bad_request("This panel's answer is not about a selection.")
+        })?;
+        let (view, future) = self
+            .run_action(key, selection, action, language, tab_of(key), None)
+            .await?;
+        let mut view = PanelView::of(&view);
+        view.actions = self.panel_actions().await;
+        Ok((view, future))
     }
 }

@@ -120,6 +120,8 @@ enum Begin<'a> {
     Question(&'a str, Option<u32>),
     /// A selection to explain (checked).
     Explain(Selection),
+    /// A selection action (not Explain) to apply to a selection (checked).
+    Action(Selection, crate::actions::ActionRun),
 }
 
 fn busy() -> ApiError {
@@ -286,6 +288,27 @@ impl Service {
             .await
     }
 
+    /// Starts a run in `key` that applies action `action` to `selection` (already checked):
+    /// Explain is an explanation ([`Service::explain`]); another action's run records it
+    /// ([`crate::actions::ActionRun`]), translating into `language` (the browser's) unless
+    /// Options chose a language.
+    pub(super) async fn run_action(
+        self: &Rc<Self>,
+        key: SessionKey,
+        selection: Selection,
+        action: &str,
+        language: Option<String>,
+        tab_id: Option<i64>,
+        max_steps: Option<u32>,
+    ) -> Result<(SessionView, RunFuture), ApiError> {
+        if action == crate::actions::EXPLAIN {
+            return self.explain(key, selection, tab_id, max_steps).await;
+        }
+        let run = self.action_run(action, language).await?;
+        self.start(key, Begin::Action(selection, run), tab_id, max_steps)
+            .await
+    }
+
     async fn start(
         self: &Rc<Self>,
         key: SessionKey,
@@ -312,7 +335,9 @@ impl Service {
             Some(tab) => self.read_page(tab, &mut notices).await,
             None => None,
         };
-        if let (Begin::Explain(selection), Some(page)) = (&mut begin, &page) {
+        if let (Begin::Explain(selection) | Begin::Action(selection, _), Some(page)) =
+            (&mut begin, &page)
+        {
             pdf_context(selection, page);
         }
         // What is known of a page that could not be read: its address (screenshots check it).
@@ -352,6 +377,10 @@ impl Service {
             }
             Begin::Explain(selection) => {
                 state.begin_explain(selection, page, config, now);
+                None
+            }
+            Begin::Action(selection, action) => {
+                state.begin_action(selection, action, page, config, now);
                 None
             }
         };

@@ -20,6 +20,10 @@ pub struct Turn {
     /// Whether it explained a selection (`question` is then the selected text).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub explain: bool,
+    /// The selection action it applied (its name), when it was not an explanation
+    /// (`explain` is then true too: `question` is the selected text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
     /// The passages past the page block's lead its first request gave that no earlier turn
     /// had (page order). Every later request on the page repeats them before its question,
     /// so it starts with that request's bytes (the model server's prompt cache). Empty once
@@ -44,6 +48,7 @@ impl SessionState {
                 answer: self.answer.clone(),
                 status: self.status,
                 explain: self.selection.is_some(),
+                action: self.action.as_ref().map(|a| a.name.clone()),
                 passages: given.extra,
                 seen: given.seen,
             });

@@ -373,6 +373,10 @@ pub struct SessionState {
     /// The selection this run explains (`None`: a question).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<crate::types::Selection>,
+    /// The selection action this run applies to `selection` (`None`: an explanation, or a
+    /// question): its request is rendered from this record, so a resumed run sends the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<crate::actions::ActionRun>,
     /// Drives of the run begun since its last completed transition (see
     /// [`MAX_DRIVE_ATTEMPTS`]): raised and saved before a worker drives the run, back to 0
     /// with every save after a transition. A run found at the limit crashed that many times
@@ -443,6 +447,7 @@ impl SessionState {
             sources: Vec::new(),
             nonce: String::new(),
             selection: None,
+            action: None,
             drive_attempts: 0,
             input: InputState::default(),
             compact: CompactState::default(),
@@ -521,6 +526,26 @@ impl SessionState {
             call,
             started: false,
         });
+    }
+
+    /// Starts a run that applies `action` (not Explain) to `selection` (its text is the
+    /// run's question): no prepared call, and no tools; the first request is the action's.
+    pub fn begin_action(
+        &mut self,
+        selection: crate::types::Selection,
+        action: crate::actions::ActionRun,
+        page: Option<PageInfo>,
+        config: RunConfig,
+        now_ms: u64,
+    ) {
+        self.begin_run(&selection.text, page, config, now_ms);
+        self.selection = Some(selection);
+        self.action = Some(action);
+    }
+
+    /// Whether the run explains its selection (an explanation, not another action).
+    pub fn explains(&self) -> bool {
+        self.selection.is_some() && self.action.is_none()
     }
 
     /// Whether the run has done nothing yet (no step, no model call, no tool result): a

@@ -188,7 +188,7 @@ test('Explain with KnowledgeLens on a PDF selection explains it with its paragra
   const before = llm.chatRequests.length;
   const { page, tabId, popup } = await pdfTab('/paper.pdf');
   // The popup's "Selected text" says how to explain a PDF selection.
-  assert.match((await popup.locator('#explain-note').textContent()) ?? '', /right-click it and choose "Explain with KnowledgeLens"/);
+  assert.match((await popup.locator('#explain-note').textContent()) ?? '', /right-click it and choose KnowledgeLens, then the action/);
   await popup.close();
   llm.script({ content: 'The Ordnance datum is the reference height the tide was measured from.' });
   // As the context menu gives it: white space collapsed, the line-end hyphen kept.
@@ -202,6 +202,29 @@ test('Explain with KnowledgeLens on a PDF selection explains it with its paragra
   const request = JSON.stringify(llm.chatRequests[before].body.messages);
   assert.match(request, /The highest spring tide on record reached fourteen point six metres at Avonmouth in 1883, a height measured against the Ordnance datum\./, 'the paragraph is the context');
   assert.match(request, /page 3/, 'the selection\'s page');
+  await shown.close();
+  await page.close();
+});
+
+test('an action on a PDF selection (Summarize from the menu) sends its template with the paragraph, in a window', async () => {
+  const { kl, llm } = harness;
+  const before = llm.chatRequests.length;
+  const { page, tabId, popup } = await pdfTab('/paper.pdf');
+  await popup.close();
+  llm.script({ content: 'A record tide at Avonmouth.' });
+  const selectionText = 'at Avonmouth in 1883, a height mea- sured against the Ordnance datum.';
+  const opened = kl.context.waitForEvent('page', { predicate: (p) => p.url().includes(`popup.html?tab=${tabId}`) });
+  const result = await kl.worker.evaluate(([id, text]) => globalThis.klRunActionFromTab(id, 'summarize', 'menu', text), [tabId, selectionText]);
+  assert.equal(result.ok, true, `${JSON.stringify(result)}\n${kl.recentLogs()}`);
+  const shown = await opened;
+  const done = await waitForRunEnd(shown, { diagnostics: () => kl.recentLogs() });
+  assert.equal(done.state, 'completed', `${JSON.stringify(done)}\n${kl.recentLogs()}`);
+  const { messages, tools } = llm.chatRequests[before].body;
+  const last = messages.filter((m) => m.role === 'user').at(-1).content;
+  assert.match(last, /^Summarize the text I selected on the page/, last);
+  assert.match(last, /The highest spring tide on record reached fourteen point six metres at Avonmouth in 1883, a height measured against the Ordnance datum\./, 'the paragraph is the context');
+  assert.match(last, /Headings: page 3/, 'the selection\'s page');
+  assert.ok(!tools?.length, 'no tools for an action');
   await shown.close();
   await page.close();
 });

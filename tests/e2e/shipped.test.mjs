@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { SHIPPED_DIR, distDir, launchExtension, requireBuiltExtension } from './support/browser.mjs';
 
-const HOOKS = ['__klBootId', 'klNotificationClicked', 'klExplainFromTab', '__klLocalServers', '__klReadPagesCap'];
+const HOOKS = ['__klBootId', 'klNotificationClicked', 'klExplainFromTab', '__klLocalServers', '__klReadPagesCap', 'klRunActionFromTab', '__klMenus', 'klCommandAction'];
 
 let kl;
 

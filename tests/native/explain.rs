@@ -287,7 +287,8 @@ fn the_panel_may_only_snapshot_or_stop_its_own_run_on_its_own_tab() {
     fields.sort_unstable();
     assert_eq!(
         fields,
-        ["answer", "draft", "error", "rev", "run", "seq", "status"]
+        // `actions`: the panel's buttons (the saved list's), nothing of the session.
+        ["actions", "answer", "draft", "error", "rev", "run", "seq", "status"]
     );
     assert_eq!(snap["data"]["answer"], "Spring tides are the large ones.");
     assert_eq!(snap["data"]["status"], "completed");

@@ -12,6 +12,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("url", &[]),
     ("types", &["url"]),
     ("template", &["url", "types"]),
+    ("actions", &["url", "types", "template"]),
     ("page", &["url", "types", "template"]),
     ("ports", &["url", "types", "template"]),
     ("llm", &["url", "types", "template", "page", "ports"]),
@@ -19,53 +20,56 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("tools", &["url", "types", "template", "page", "ports"]),
     (
         "state",
-        &["url", "types", "template", "page", "ports", "tools"],
+        &[
+            "url", "types", "template", "actions", "page", "ports", "tools",
+        ],
     ),
     (
         "settings",
         &[
-            "url", "types", "template", "page", "ports", "llm", "search", "state",
+            "url", "types", "template", "actions", "page", "ports", "llm", "search", "state",
         ],
     ),
     (
         "agent",
         &[
-            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
+            "url", "types", "template", "actions", "page", "ports", "llm", "search", "tools",
+            "state",
         ],
     ),
     (
         "protocol",
         &[
-            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
-            "settings", "agent",
+            "url", "types", "template", "actions", "page", "ports", "llm", "search", "tools",
+            "state", "settings", "agent",
         ],
     ),
     (
         "service",
         &[
-            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
-            "settings", "agent", "protocol",
+            "url", "types", "template", "actions", "page", "ports", "llm", "search", "tools",
+            "state", "settings", "agent", "protocol",
         ],
     ),
     (
         "testing",
         &[
-            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
-            "settings", "agent", "protocol", "service",
+            "url", "types", "template", "actions", "page", "ports", "llm", "search", "tools",
+            "state", "settings", "agent", "protocol", "service",
         ],
     ),
     (
         "bench",
         &[
-            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
-            "settings", "agent", "protocol", "service", "testing",
+            "url", "types", "template", "actions", "page", "ports", "llm", "search", "tools",
+            "state", "settings", "agent", "protocol", "service", "testing",
         ],
     ),
     (
         "web",
         &[
-            "url", "types", "template", "page", "ports", "llm", "search", "tools", "state",
-            "settings", "agent", "protocol", "service", "bench",
+            "url", "types", "template", "actions", "page", "ports", "llm", "search", "tools",
+            "state", "settings", "agent", "protocol", "service", "bench",
         ],
     ),
 ];

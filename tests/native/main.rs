@@ -5,6 +5,7 @@
 //! file of a crate whose root is `main.rs`).
 
 // The agent loop and its phases.
+mod actions;
 mod agent_loop;
 mod answer_links;
 mod capabilities;

@@ -318,7 +318,33 @@ fn cases() -> Vec<(String, ChatRequest)> {
     all("reading_expert", &expert);
     out.extend(research_cases());
     out.extend(capability_cases());
+    out.extend(action_cases());
     out
+}
+
+/// The first request of each selection action but Explain (no tools), on the hostile cut
+/// selection of `explain_cut_simple`.
+fn action_cases() -> Vec<(String, ChatRequest)> {
+    let explained = explain_cut_simple();
+    let selection = explained.selection.clone().expect("a selection");
+    ["summarize", "translate", "define", "simplify"]
+        .into_iter()
+        .map(|id| {
+            let mut state = SessionState::new("tab:7", 1_000);
+            let action = knowledgelens::actions::ActionRun::builtin(id, "French")
+                .expect("a built-in action");
+            state.begin_action(
+                selection.clone(),
+                action,
+                Some(page("Plants turn light into sugar.")),
+                RunConfig::default(),
+                1_000,
+            );
+            state.nonce = NONCE.into();
+            let request = prompts::reason(&state, Vec::new(), &Fit::NONE).expect("reason builds");
+            (format!("action_{id}/reason"), request)
+        })
+        .collect()
 }
 
 /// One request of every other capability whose text is a template beside its code:
@@ -514,7 +540,7 @@ fn requests_are_byte_identical_to_the_fixture() {
 fn the_fixture_covers_every_case_and_hostile_text() {
     let frozen = std::fs::read_to_string(FIXTURE).expect("tests/fixtures/prompts.json exists");
     let was: Vec<Value> = serde_json::from_str(&frozen).expect("the fixture is JSON");
-    assert_eq!(was.len(), 69);
+    assert_eq!(was.len(), 73);
     // No page text in any system message, hostile or not.
     for case in &was {
         let system = case["messages"][0]["content"].as_str().unwrap();

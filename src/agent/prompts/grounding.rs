@@ -91,6 +91,9 @@ pub(super) fn notes_with(
 /// The question as the last line of an instruction names it: as typed (its start, when
 /// long), or for an explanation what the user asked for.
 pub(super) fn question_line(state: &SessionState) -> String {
+    if let Some(action) = &state.action {
+        return format!("{}: the text I selected on the page.", action.name);
+    }
     if state.selection.is_some() {
         return "Explain the text I selected on the page.".to_string();
     }

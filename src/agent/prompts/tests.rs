@@ -12,7 +12,7 @@ fn every_builtin_template_loads_validates_and_has_its_sections() {
     }
     files.sort_unstable();
     files.dedup();
-    assert_eq!(files.len(), 15, "{files:?}");
+    assert_eq!(files.len(), 19, "{files:?}");
     let loaded = builtin().expect("the built-in templates load");
     assert_eq!(loaded.system.name, "system");
     assert_eq!(loaded.user.name, "user");

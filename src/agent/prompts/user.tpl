@@ -2,6 +2,7 @@
 - {{page_data}}: string
 - {{shown}}: string
 - {{total}}: string
+- {{action}}: string
 
 <section name="page" optional>
 The page the user is reading (its title and URL, then its text as passages, each under a label such as [p1] and its headings):
@@ -38,4 +39,13 @@ Explain the selected text above: what it means where it stands on the page.
 <section name="explained_selection" optional>
 Explain the text I selected on the page:
 {{page_data}}
+</section>
+
+<section name="action_selection" optional>
+{{action}}: the text I selected on the page:
+{{page_data}}
+</section>
+
+<section name="action_cut" optional>
+The selection was cut: only its first {{shown}} characters (of {{total}}) are shown. Say so in your answer.
 </section>

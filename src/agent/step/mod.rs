@@ -202,7 +202,7 @@ pub fn plan(state: &mut SessionState, ctx: &StepCtx<'_>, quiet: bool, out: &mut 
 fn offer(state: &SessionState) -> Offer {
     Offer {
         page_text: state.page.as_ref().is_some_and(|p| !p.text.is_empty()),
-        selection: state.selection.is_some(),
+        selection: state.explains(),
         web_search: state.config.web_search,
         little_text: screenshot::offered(state),
     }
@@ -216,6 +216,10 @@ fn offer(state: &SessionState) -> Offer {
 /// step of a run, so each request repeats the previous one's prefix. A call to a tool the
 /// run has but the request does not offer still runs (`reply::calls_of`).
 pub(super) fn reason_tools(state: &SessionState, ctx: &StepCtx<'_>, fit: &Fit) -> Vec<ToolSpec> {
+    // A selection action (not Explain) is one request and its answer: no tools.
+    if state.action.is_some() {
+        return Vec::new();
+    }
     let mut offer = offer(state);
     let whole = offer.page_text && prompts::shows_page_whole(state, fit);
     offer.page_text &= !whole;

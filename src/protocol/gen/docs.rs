@@ -101,6 +101,7 @@ fn storage_keys() -> Vec<(&'static str, String, &'static str)> {
     let session = "tab:12";
     vec![
         ("local", SETTINGS_KEY.to_string(), "The settings (`Settings`, with a schema version), JSON text."),
+        ("local", crate::actions::store::ACTIONS_KEY.to_string(), "The selection actions (`ActionsRecord`, with a schema version): built-ins and the user's, in menu order, and the Translate language; JSON text."),
         ("session", session_key(session), "A session's head record: its state without the trajectory entries and page text, with a schema version, JSON text."),
         ("session", page_key(session, 3), "The page text of run 3 of the session."),
         ("session", entry_key(session, 3, 0), "Trajectory entry 0 of run 3 of the session (append-only; written before the head that counts it)."),

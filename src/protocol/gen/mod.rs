@@ -261,6 +261,14 @@ pub fn constants() -> Vec<Constant> {
             json!(PAGE_READ_TIMEOUT_MS),
         ),
         (
+            "The built-in selection actions, in menu order: their ids and names (buttons and menu entries).",
+            "BUILTIN_ACTIONS",
+            json!(crate::actions::BUILTIN
+                .iter()
+                .map(|(id, name)| json!({"id": id, "name": name}))
+                .collect::<Vec<_>>()),
+        ),
+        (
             "The values of the setting \"Reading level\", in the order to list them.",
             "READING_LEVELS",
             json!(ReadingLevel::ALL.map(ReadingLevel::name)),

@@ -12,9 +12,9 @@ use serde_json::{Map, Value};
 
 use super::super::panel::PanelView;
 use super::super::reply::{
-    AckReply, AnswerReply, ClearedReply, ConnectionReply, Envelope, ExportReply, HistoryReply,
-    LocalModelsReply, LocateReply, ModelsReply, ReadPagesReply, SearchCheckReply, SearchOfferReply,
-    SettingsReply, StopReply,
+    AckReply, ActionsCheckReply, ActionsReply, AnswerReply, ClearedReply, ConnectionReply,
+    Envelope, ExportReply, HistoryReply, ImportActionsReply, LocalModelsReply, LocateReply,
+    ModelsReply, ReadPagesReply, SearchCheckReply, SearchOfferReply, SettingsReply, StopReply,
 };
 use super::super::{Command, SessionView};
 use super::{constants, Constant};
@@ -76,11 +76,17 @@ impl Catalog {
             ("find_local_models", schema::<LocalModelsReply>(g)),
             ("read_pages", schema::<ReadPagesReply>(g)),
             ("add_pages", view.clone()),
-            ("remove_page", view),
+            ("remove_page", view.clone()),
+            ("run_action", view),
+            ("get_actions", schema::<ActionsReply>(g)),
+            ("check_actions", schema::<ActionsCheckReply>(g)),
+            ("save_actions", schema::<ActionsReply>(g)),
+            ("import_actions", schema::<ImportActionsReply>(g)),
         ];
         let panel_replies = vec![
             ("snapshot", schema::<PanelView>(g)),
             ("stop", schema::<StopReply>(g)),
+            ("run_action", schema::<PanelView>(g)),
         ];
         Self {
             definitions: generator.take_definitions(true),
