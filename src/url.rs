@@ -74,6 +74,17 @@ pub fn same_page(a: &str, b: &str) -> bool {
     }
 }
 
+/// Whether `a` and `b` are one document: the same URL but for the fragment (`?t=1` and
+/// `?t=2` of a forum are two pages; `#top` and `#end` of one page are not). Unparsable
+/// URLs are one document only when equal.
+pub fn same_document(a: &str, b: &str) -> bool {
+    let document = |url: &Url| url.href.split('#').next().unwrap_or_default().to_string();
+    match (parse(a), parse(b)) {
+        (Some(a), Some(b)) => document(&a) == document(&b),
+        _ => a == b,
+    }
+}
+
 impl Url {
     /// The file an extension page is (`popup.html` of `chrome-extension://<id>/popup.html?…`),
     /// or `None` for any other URL.

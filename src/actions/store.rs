@@ -175,6 +175,32 @@ impl ActionsRecord {
                 field: field.to_string(),
                 message: error.to_string(),
             };
+            // Ids name the actions in the menu and in `run_action`: one per action, a
+            // built-in's own or `custom-<n>` (an imported file may carry anything).
+            // An empty id is a new action's: it gets one when saved.
+            let id_error = if action.id.is_empty() {
+                None
+            } else if self.actions[..index].iter().any(|a| a.id == action.id) {
+                Some(format!(
+                    "Another action above has the same id ({}): delete one of them.",
+                    crate::types::text::clip_marked(&action.id, 40)
+                ))
+            } else if builtin_name(&action.id).is_none() && !is_custom_id(&action.id) {
+                Some(format!(
+                    "This action's id ({}) is not custom-<number>: delete it and add it again.",
+                    crate::types::text::clip_marked(&action.id, 40)
+                ))
+            } else {
+                None
+            };
+            if let Some(message) = id_error {
+                errors.push(ActionFieldError {
+                    index: Some(index),
+                    field: "name".to_string(),
+                    message,
+                });
+                continue;
+            }
             if let Some(name) = builtin_name(&action.id) {
                 if action.name != name {
                     errors.push(ActionFieldError {
@@ -216,13 +242,14 @@ impl ActionsRecord {
         let mut next = self
             .actions
             .iter()
-            .filter_map(|a| a.id.strip_prefix("custom-")?.parse::<u32>().ok())
+            .filter_map(|a| a.id.strip_prefix("custom-")?.parse::<u64>().ok())
             .max()
             .unwrap_or(0);
         for action in &mut self.actions {
             action.name = action.name.trim().to_string();
             if action.id.is_empty() {
-                next += 1;
+                // Past the largest id a check allows, the new id is refused by the check.
+                next = next.saturating_add(1);
                 action.id = format!("custom-{next}");
             }
         }
@@ -234,4 +261,11 @@ impl ActionsRecord {
     pub fn find(&self, id: &str) -> Option<&ActionDef> {
         self.actions.iter().find(|a| a.id == id)
     }
+}
+
+/// Whether `id` is a user's action id: `custom-` and 1 to 9 digits, not starting with 0.
+fn is_custom_id(id: &str) -> bool {
+    id.strip_prefix("custom-").is_some_and(|n| {
+        (1..=9).contains(&n.len()) && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit())
+    })
 }

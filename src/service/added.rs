@@ -19,7 +19,7 @@ impl Service {
         let used = state.protected_pages();
         let mut pages = Vec::new();
         for p in kept {
-            if !own.is_empty() && crate::url::same_page(own, &p.url) {
+            if !own.is_empty() && crate::url::same_document(own, &p.url) {
                 continue;
             }
             pages.push(ReadPageView {

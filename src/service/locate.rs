@@ -33,6 +33,15 @@ impl Service {
                     tab: None,
                 });
             };
+            // Only in the page the user added: a tab gone elsewhere (or one whose address
+            // the browser does not tell) is never sent the passage.
+            let shows = self.ports.pages.address(tab).await;
+            if !shows.is_some_and(|url| crate::url::same_document(&url, &added.url)) {
+                return Ok(LocateReply {
+                    found: false,
+                    tab: None,
+                });
+            }
             let found = matches!(self.locate_in(tab, text).await, Ok(true));
             return Ok(LocateReply {
                 found,

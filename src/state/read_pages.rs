@@ -143,7 +143,7 @@ pub fn plan_keep_within(
     let earlier = index
         .pages
         .iter()
-        .find(|p| crate::url::same_page(&p.url, &page.url) || p.url == page.url)
+        .find(|p| crate::url::same_document(&p.url, &page.url))
         .map(|p| p.id);
     let id = earlier.unwrap_or(index.next_id.max(1));
     let key = read_page_key(id);
@@ -389,7 +389,7 @@ impl super::SessionState {
     /// changes nothing; adding a removed one again gives it its old numbers back.
     pub fn add_page(&mut self, entry: &ReadPage, passages: usize) -> Result<(), AddError> {
         if let Some(own) = &self.page {
-            if !own.url.is_empty() && crate::url::same_page(&own.url, &entry.url) {
+            if !own.url.is_empty() && crate::url::same_document(&own.url, &entry.url) {
                 return Err(AddError::OwnPage);
             }
         }
@@ -445,7 +445,7 @@ impl super::SessionState {
         let mut used = self.own_passages();
         let own = self.page.as_ref().map_or("", |p| p.url.as_str());
         self.added
-            .retain(|p| !p.removed && (own.is_empty() || !crate::url::same_page(own, &p.url)));
+            .retain(|p| !p.removed && (own.is_empty() || !crate::url::same_document(own, &p.url)));
         for page in &mut self.added {
             let base = crate::page::across::next_base(used);
             page.base = u32::try_from(base).unwrap_or(u32::MAX);

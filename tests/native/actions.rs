@@ -575,3 +575,66 @@ fn an_exported_file_is_read_for_confirmation_and_never_saved_by_reading_it() {
     let reply = call(&h, json!({"id": 5, "type": "import_actions", "text": huge}));
     assert_eq!(reply["error"]["kind"], "bad_request");
 }
+
+/// Ids name the actions in the menu and in `run_action`: an imported file with two actions
+/// under one id, or an id that is neither a built-in's nor `custom-<n>`, is refused beside
+/// the action's name; a new action after `custom-<largest>` never wraps around to an id in use.
+#[test]
+fn action_ids_are_unique_and_well_formed() {
+    let h = harness(vec![], Rc::new(MemoryStore::new()));
+    let with_id =
+        |id: &str, name: &str| json!({"id": id, "name": name, "template": "{{selection}}"});
+    let errors = check(
+        &h,
+        list_with(vec![
+            with_id("custom-1", "Quiz"),
+            with_id("custom-1", "Poem"),
+        ]),
+    );
+    assert_eq!(
+        errors,
+        vec![(
+            Some(6),
+            "name".to_string(),
+            "Another action above has the same id (custom-1): delete one of them.".to_string()
+        )]
+    );
+    let mut twice = list_with(vec![]);
+    let summarize = twice["actions"][1].clone();
+    twice["actions"]
+        .as_array_mut()
+        .expect("list")
+        .push(summarize);
+    assert_eq!(check(&h, twice)[0].0, Some(5));
+    for id in [
+        "my action!",
+        "custom-0",
+        "custom-01",
+        "custom-1234567890",
+        "custom-",
+    ] {
+        let errors = check(&h, list_with(vec![with_id(id, "Quiz")]));
+        assert_eq!(errors.len(), 1, "{id}: {errors:?}");
+        assert_eq!(errors[0].0, Some(5), "{id}");
+        assert!(
+            errors[0].2.contains("is not custom-<number>"),
+            "{id}: {errors:?}"
+        );
+    }
+    // The largest id allowed, then a new action: its id is refused, not a wrapped custom-0/1.
+    let file = list_with(vec![
+        with_id("custom-999999999", "Quiz"),
+        json!({"name": "Poem", "template": "{{selection}}"}),
+    ]);
+    let reply = call(
+        &h,
+        json!({"id": 2, "type": "save_actions", "actions": file}),
+    );
+    assert_eq!(reply["ok"], false, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("custom-1000000000")),
+        "{reply}"
+    );
+}

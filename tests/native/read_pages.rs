@@ -151,7 +151,7 @@ fn the_same_page_read_again_replaces_its_copy_and_keeps_its_id() {
     let id = block_on(keep(&store, &first, Some(1), 1, &[], false))
         .expect("kept")
         .expect("id");
-    let again = page("https://example.org/a#part", "A again", "New text.");
+    let again = page("https://example.org/a?x=1#part", "A again", "New text.");
     let same = block_on(keep(&store, &again, Some(2), 5, &[], false))
         .expect("kept")
         .expect("id");
@@ -167,6 +167,18 @@ fn the_same_page_read_again_replaces_its_copy_and_keeps_its_id() {
         ("A again", Some(2), 5)
     );
     let (_, stored) = block_on(read_pages::load_pages(&store, &[id, 99]))
+        .expect("load")
+        .remove(0)
+        .expect("kept");
+    assert_eq!(stored.text, "New text.");
+    // Another query is another page (a forum's ?t=1 and ?t=2): kept beside it, so a
+    // conversation that added ?x=1 never gets ?x=2's text in its place.
+    let other = page("https://example.org/a?x=2", "B", "Other text.");
+    let other_id = block_on(keep(&store, &other, Some(3), 6, &[id], false))
+        .expect("kept")
+        .expect("id");
+    assert_ne!(other_id, id);
+    let (_, stored) = block_on(read_pages::load_pages(&store, &[id]))
         .expect("load")
         .remove(0)
         .expect("kept");
@@ -651,6 +663,42 @@ mod through_the_service {
         assert_eq!(named, [("p1", "Tides"), ("p101", "Leaves")], "{view}");
         assert_eq!(sources[1]["tab"], 1);
         assert_eq!(sources[1]["added"], true);
+        // "Show on page" for the added page's passage: in the tab it was read in, while that
+        // tab shows it.
+        let locate = || {
+            call(
+                &h,
+                json!({"id": 6, "type": "locate_passage", "session": "tab:2",
+                       "text": "In autumn the maple leaves turn crimson.", "page": id}),
+            )
+        };
+        let shown = locate();
+        assert_eq!(
+            (
+                shown["data"]["found"].as_bool(),
+                shown["data"]["tab"].as_i64()
+            ),
+            (Some(true), Some(1)),
+            "{shown}"
+        );
+        // Once that tab shows another page (here: the conversation's record of the page says
+        // another address than the tab's), the passage is never sent to it.
+        for (key, value) in h.sessions.data.borrow_mut().iter_mut() {
+            if !key.starts_with("read:") {
+                *value = value.replace("8001/leaves", "8001/leaves-before");
+            }
+        }
+        let elsewhere = locate();
+        assert_eq!(elsewhere["data"]["found"], false, "{elsewhere}");
+        assert!(
+            elsewhere["data"].get("tab").is_none_or(|t| t.is_null()),
+            "{elsewhere}"
+        );
+        for (key, value) in h.sessions.data.borrow_mut().iter_mut() {
+            if !key.starts_with("read:") {
+                *value = value.replace("8001/leaves-before", "8001/leaves");
+            }
+        }
         // A restarted worker (the session loaded from the store, as a resume does) has the
         // added page's text again, from the read pages.
         let loaded =
