@@ -336,8 +336,13 @@ impl Write {
 /// Removes the oldest archived conversation or finished session for a write of `keep`'s
 /// that did not fit: never for a write over [`MAX_EVICTING_WRITE_BYTES`], nor when removing
 /// everything else could not make it fit ([`eviction_may_fit`]).
-async fn make_room_for(store: &dyn StateStore, keep: &str, write: &Write) -> bool {
-    eviction_may_fit(store, keep, write).await && make_room(store, keep).await
+async fn make_room_for(
+    store: &dyn StateStore,
+    keep: &str,
+    protected: &[u64],
+    write: &Write,
+) -> bool {
+    eviction_may_fit(store, keep, write).await && make_room(store, keep, protected).await
 }
 
 /// Whether `write` may fit once everything but `keep`'s own records is removed: at most
@@ -387,8 +392,11 @@ pub async fn save_shared_making_room(
             }
             Err(StoreError::QuotaExceeded(message)) if rounds < 16 => {
                 rounds += 1;
-                let session = state.borrow().session.clone();
-                let freed = make_room_for(store, &session, &write).await;
+                let (session, protected) = {
+                    let state = state.borrow();
+                    (state.session.clone(), state.protected_pages())
+                };
+                let freed = make_room_for(store, &session, &protected, &write).await;
                 if !freed && !compact_trajectory(&mut state.borrow_mut()) {
                     return Err(StoreError::QuotaExceeded(message));
                 }
@@ -444,7 +452,7 @@ pub async fn drop_oldest_finished(store: &dyn StateStore, keep: &str) -> Result<
 }
 
 /// The notice shown once a save had to make room (see [`save_making_room`]).
-pub const STORAGE_FULL_NOTICE: &str = "Browser storage for KnowledgeLens was full: the oldest archived conversations or finished sessions were removed, and if that was not enough, long tool results of earlier steps were shortened, to make room.";
+pub const STORAGE_FULL_NOTICE: &str = "Browser storage for KnowledgeLens was full: pages read earlier, the oldest archived conversations or finished sessions were removed, and if that was not enough, long tool results of earlier steps were shortened, to make room.";
 
 /// [`save`], making room when the storage quota is exceeded: archived conversations, then
 /// the least recently updated finished sessions are dropped first (never `state`'s own, and

@@ -283,10 +283,50 @@ pub async fn keep_within(
     Ok(Some(plan.id))
 }
 
+/// Frees space for a save (the storage quota): removes the record of the least recently
+/// used kept page that `protected` (the saving conversation's added pages) does not name,
+/// then writes the index without it. The store may still be over its quota then, so a
+/// failed index write is only logged: a listed page without its record counts as gone
+/// ([`list`], [`load_pages`]) and the next [`keep`] rewrites the index. Returns whether a
+/// page went; an index of a newer version is left alone.
+pub async fn drop_least_used(
+    store: &dyn StateStore,
+    protected: &[u64],
+) -> Result<bool, StoreError> {
+    let mut index = load_index(store).await?;
+    if index.version > READ_PAGES_VERSION {
+        return Ok(false);
+    }
+    let present = store.keys(READ_PAGE_PREFIX).await?;
+    index
+        .pages
+        .retain(|p| present.contains(&read_page_key(p.id)));
+    let Some(at) = index
+        .pages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !protected.contains(&p.id))
+        .min_by_key(|(_, p)| p.used_at)
+        .map(|(at, _)| at)
+    else {
+        return Ok(false);
+    };
+    let gone = index.pages.remove(at);
+    store.remove(vec![read_page_key(gone.id)]).await?;
+    let index = (READ_PAGES_KEY.to_string(), kljson::to_string(&index));
+    if let Err(e) = store.set(vec![index]).await {
+        super::log_store_error("writing the read pages' index after making room", &e);
+    }
+    Ok(true)
+}
+
 /// The pages kept, most recently read first.
 pub async fn list(store: &dyn StateStore) -> Result<Vec<ReadPage>, StoreError> {
-    // The index lists them in the order kept (a page read again moves to the end).
+    // The index lists them in the order kept (a page read again moves to the end); one
+    // whose record went to make room (the index not yet rewritten) is gone.
     let mut pages = load_index(store).await?.pages;
+    let present = store.keys(READ_PAGE_PREFIX).await?;
+    pages.retain(|p| present.contains(&read_page_key(p.id)));
     pages.reverse();
     Ok(pages)
 }

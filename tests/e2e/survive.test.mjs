@@ -370,7 +370,7 @@ async function fillWithOldestSession(leave) {
 }
 
 const STORAGE_FULL =
-  'Browser storage for KnowledgeLens was full: the oldest archived conversations or finished sessions were removed, and if that was not enough, long tool results of earlier steps were shortened, to make room.';
+  'Browser storage for KnowledgeLens was full: pages read earlier, the oldest archived conversations or finished sessions were removed, and if that was not enough, long tool results of earlier steps were shortened, to make room.';
 
 test('storage full before a question: the oldest session makes room, the popup says so, the run completes', async () => {
   // At least one finished session besides those of earlier tests.

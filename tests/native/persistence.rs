@@ -800,3 +800,80 @@ fn a_version_2_head_marks_a_begun_side_effect_started() {
         Err(StateError::Corrupted(_))
     ));
 }
+
+/// Storage full: the pages kept for questions across pages go before History, least
+/// recently used first, and never one the saving conversation uses.
+#[test]
+fn a_full_store_drops_pages_read_earlier_before_history_and_never_an_added_one() {
+    use knowledgelens::state::read_pages;
+    let store = with_history_and_another_tab();
+    let keep = |url: &str, at: u64| {
+        futures::executor::block_on(read_pages::keep(
+            &store,
+            &page_of(url, "r", 200_000),
+            Some(1),
+            at,
+            &[],
+            false,
+        ))
+        .expect("kept")
+        .expect("an id")
+    };
+    let oldest = keep("https://example.com/read-1", 1);
+    let used = keep("https://example.com/read-2", 2);
+    let newest = keep("https://example.com/read-3", 3);
+    let mut state = SessionState::new("tab:5", 50);
+    state.begin_run(
+        "q",
+        Some(page_of("https://example.com/mine", "m", 1_000)),
+        RunConfig::default(),
+        50,
+    );
+    let entry = futures::executor::block_on(read_pages::list(&store))
+        .expect("list")
+        .into_iter()
+        .find(|p| p.id == used)
+        .expect("listed");
+    // The conversation adds the oldest-but-one page (read-2 is less recently used than
+    // read-3, more than read-1).
+    state.add_page(&entry, 1).expect("added");
+    let history_before: Vec<String> = store
+        .data
+        .borrow()
+        .keys()
+        .filter(|k| k.starts_with("conv:"))
+        .cloned()
+        .collect();
+    assert!(!history_before.is_empty());
+    // Room for the save only once two read pages (about 400 KB) are gone.
+    store
+        .quota_bytes
+        .set(Some(store.used_bytes() + 1_000 - 300_000));
+    let made_room =
+        futures::executor::block_on(state::save_making_room(&store, &mut state)).expect("saved");
+    assert!(made_room);
+    let kept: Vec<u64> = futures::executor::block_on(read_pages::list(&store))
+        .expect("list")
+        .iter()
+        .map(|p| p.id)
+        .collect();
+    assert!(kept.contains(&used), "the added page went: {kept:?}");
+    assert!(!kept.contains(&oldest), "{kept:?}");
+    assert!(!kept.contains(&newest), "{kept:?}");
+    assert!(store
+        .data
+        .borrow()
+        .get(&read_pages::read_page_key(oldest))
+        .is_none());
+    let history_after: Vec<String> = store
+        .data
+        .borrow()
+        .keys()
+        .filter(|k| k.starts_with("conv:"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        history_after, history_before,
+        "History went before the read pages"
+    );
+}

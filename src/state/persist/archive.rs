@@ -255,9 +255,16 @@ pub async fn drop_oldest_archived(store: &dyn StateStore) -> Result<bool, StoreE
     }
 }
 
-/// Frees space for a save of session `keep`: an archived conversation first, else the
-/// least recently updated finished session. Returns whether anything was deleted.
-pub async fn make_room(store: &dyn StateStore, keep: &str) -> bool {
+/// Frees space for a save of session `keep`: the least recently used page kept for
+/// questions across pages that `keep`'s conversation does not use (`protected`) first, then
+/// an archived conversation, else the least recently updated finished session. Returns
+/// whether anything was deleted.
+pub async fn make_room(store: &dyn StateStore, keep: &str, protected: &[u64]) -> bool {
+    match crate::state::read_pages::drop_least_used(store, protected).await {
+        Ok(true) => return true,
+        Ok(false) => {}
+        Err(err) => log_store_error("removing a page read earlier to make room", &err),
+    }
     match drop_oldest_archived(store).await {
         Ok(true) => return true,
         Ok(false) => {}
