@@ -586,6 +586,15 @@ mod through_the_service {
                     INCOGNITO,
                 ),
             ),
+            (
+                4,
+                page(
+                    "Settings",
+                    "chrome://settings/",
+                    "",
+                    knowledgelens::testing::UNREADABLE,
+                ),
+            ),
         ]);
         harness_on(replies, pages)
     }
@@ -747,5 +756,46 @@ mod through_the_service {
             json!({"id": 3, "type": "add_pages", "session": "tab:2", "pages": []}),
         );
         assert_eq!(empty["error"]["kind"], "bad_request", "{empty}");
+    }
+
+    /// A conversation on a page that could not be read (a chrome:// page) still gets the
+    /// pages its user added: their text is in the request, fenced under their title.
+    #[test]
+    fn a_page_that_could_not_be_read_still_has_its_added_pages() {
+        let h = harness(vec![
+            Reply::text("Crimson."),
+            Reply::text("The leaves turn crimson [p101]."),
+        ]);
+        call(
+            &h,
+            json!({"id": 1, "type": "ask", "session": "tab:1", "tab_id": 1, "question": "What colour?"}),
+        );
+        let list = call(
+            &h,
+            json!({"id": 2, "type": "read_pages", "session": "tab:4"}),
+        );
+        let id = list["data"]["pages"][0]["id"].as_u64().expect("Leaves is listed");
+        let added = call(
+            &h,
+            json!({"id": 3, "type": "add_pages", "session": "tab:4", "pages": [id]}),
+        );
+        assert_eq!(added["ok"], true, "{added}");
+        let reply = call(
+            &h,
+            json!({"id": 4, "type": "ask", "session": "tab:4", "tab_id": 4, "question": "What do the leaves do?"}),
+        );
+        assert_eq!(reply["ok"], true, "{reply}");
+        let requests = h.llm.requests.borrow();
+        let text: String = requests
+            .last()
+            .expect("a request")
+            .messages
+            .iter()
+            .map(|m| m.content.clone())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(text.contains("could not be read"), "{text}");
+        assert!(text.contains("maple leaves turn crimson"), "{text}");
+        assert!(text.contains("[p101]"), "{text}");
     }
 }

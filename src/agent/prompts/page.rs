@@ -40,10 +40,12 @@ pub(crate) fn page_block(
             let context = strings(&[("page_data", &data)]);
             template.render(&context, &["page"])
         }
-        Some(page) => template.render(
-            &strings(&[("page_data", &page_data(fence, &page.title, &page.url, None))]),
-            &["page_unreadable"],
-        ),
+        // A page that could not be read still has the pages the user added beside it.
+        Some(page) => {
+            let mut data = page_data(fence, &page.title, &page.url, None);
+            added_pages(state, fit, &mut data);
+            template.render(&strings(&[("page_data", &data)]), &["page_unreadable"])
+        }
         None => template.render(&Context::new(), &["no_page"]),
     }
 }
