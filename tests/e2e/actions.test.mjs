@@ -227,10 +227,13 @@ test('after a worker restart the in-page panel still follows and stops the run i
       { timeout: 30_000, message: () => `the Define answer\n${describe()}` });
     await waitUntil(async () => (await text('.status')) === 'Done.', { message: 'Define done' });
     assert.ok((await followedOf())[openedRun] > followed, 'the run of Define noted');
+    // Closing the tab deletes the note.
+    await page.close();
+    await waitUntil(async () => (await followedOf()) === null, { message: 'the note deleted with the tab' });
   } finally {
     llm.respondWith(null);
     held.splice(0).forEach((h) => h.reply({ content: 'Too late.' }));
-    await page.close();
+    if (!page.isClosed()) await page.close();
   }
 });
 
