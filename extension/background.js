@@ -154,8 +154,40 @@ async function handleRequest(port, request) {
   if (ports.has(port)) post(port, envelope);
 }
 
+/** Where the runs the in-page panels of tab N followed are kept (chrome.storage.session,
+ * which content scripts cannot read or write, and which outlives this worker):
+ * `{<opening run>: <run followed>}`, deleted with the tab. */
+const followedKey = (tabId) => `panel-runs:${tabId}`;
+
+/** The run the panel opened on `run` in tab `tabId` follows now (its own action's), or `run`. */
+async function followedRun(tabId, run) {
+  try {
+    const key = followedKey(tabId);
+    const followed = Number((await chrome.storage.session.get(key))[key]?.[run]);
+    return Number.isInteger(followed) && followed > run ? followed : run;
+  } catch (err) {
+    console.warn('KnowledgeLens: the run this panel followed is unknown:', err);
+    return run;
+  }
+}
+
+/** Notes that the panel opened on `opened` in tab `tabId` follows `run` now. */
+async function noteFollowed(tabId, opened, run) {
+  try {
+    const key = followedKey(tabId);
+    const saved = (await chrome.storage.session.get(key))[key];
+    const record = saved && typeof saved === 'object' ? saved : {};
+    await chrome.storage.session.set({ [key]: { ...record, [opened]: run } });
+  } catch (err) {
+    console.warn('KnowledgeLens: could not note the run this panel follows:', err);
+  }
+}
+
 /** An in-page panel's port: only from our panel document in a frame of a tab (the backend
- * checks again); its requests go to `handle_panel`. */
+ * checks again); its requests go to `handle_panel`. The panel's address names the run that
+ * opened it; Chrome gives a Port the address the frame was loaded with (history.replaceState
+ * does not change it), so the run its action buttons started since is noted in
+ * chrome.storage.session, and a restarted worker's Port shows that one. */
 function acceptPanel(port) {
   /** @type {{tabId: number, run: number, following?: boolean} | null} */
   const shown = panelRun(port.sender, chrome.runtime);
@@ -163,6 +195,9 @@ function acceptPanel(port) {
     port.disconnect();
     return;
   }
+  const opened = shown.run;
+  // Requests wait until the run the panel follows is known (they stay in order).
+  const known = followedRun(shown.tabId, opened).then((run) => { shown.run = Math.max(shown.run, run); });
   panels.set(port, shown);
   port.onDisconnect.addListener(() => {
     void chrome.runtime.lastError;
@@ -170,18 +205,25 @@ function acceptPanel(port) {
   });
   port.onMessage.addListener((request) => {
     const id = request && typeof request === 'object' ? request.id ?? null : null;
-    // The run is the one the panel's address names, whatever the request says.
-    const asked = request && typeof request === 'object' ? { ...request, run: shown.run } : request;
-    const action = asked?.type === REQUESTS.RUN_ACTION;
+    const action = request?.type === REQUESTS.RUN_ACTION;
     if (action) shown.following = true;
-    ready
-      .then((backend) => unlessCrashed(backend.handle_panel(asked, port.sender)))
+    known
+      .then(() => {
+        // The run is the one the panel's address names (or its action started), whatever
+        // the request says.
+        const asked = request && typeof request === 'object' ? { ...request, run: shown.run } : request;
+        return ready.then((backend) => unlessCrashed(backend.handle_panel(asked, port.sender)));
+      })
       .catch((err) => ({ id, ok: false, error: { kind: 'internal', message: errorMessage(err) } }))
-      .then((envelope) => {
-        // The panel now shows the run its action started (the reply names it).
+      .then(async (envelope) => {
+        // The panel now shows the run its action started (the reply names it), noted before
+        // the panel hears of it.
         if (action) {
           shown.following = false;
-          if (envelope?.ok && Number.isInteger(envelope.data?.run)) shown.run = envelope.data.run;
+          if (envelope?.ok && Number.isInteger(envelope.data?.run)) {
+            shown.run = envelope.data.run;
+            await noteFollowed(shown.tabId, opened, shown.run);
+          }
         }
         post(port, envelope);
       });
@@ -234,6 +276,7 @@ chrome.alarms.onAlarm.addListener(wake);
 // A closed tab's run, if any, is stopped, and its session deleted once the run has stopped.
 // No "tabs" permission is needed for this event.
 chrome.tabs.onRemoved.addListener((tabId) => {
+  chrome.storage.session.remove(followedKey(tabId)).catch(() => {});
   ready
     .then((backend) => backend.tab_closed(tabId))
     .catch((err) => console.error('KnowledgeLens: could not clean up a closed tab:', err));
@@ -387,8 +430,19 @@ async function buildMenus(actions) {
   }
 }
 
-/** The menu from the saved actions (the built-ins when they cannot be read). */
-async function refreshMenus() {
+/** The rebuild of the menu under way (or the last one done): each waits for the one before. */
+let menusBuilt = Promise.resolve();
+
+/** The menu from the saved actions (the built-ins when they cannot be read), rebuilt after
+ * any rebuild under way (two quick saves would otherwise interleave removeAll and create):
+ * the last one asked reads the last saved list, and wins. */
+function refreshMenus() {
+  const next = menusBuilt.catch(() => {}).then(rebuildMenus);
+  menusBuilt = next;
+  return next;
+}
+
+async function rebuildMenus() {
   let actions = BUILTIN;
   try {
     const backend = await ready;

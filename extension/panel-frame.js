@@ -9,7 +9,8 @@
 //   that run's events and nothing else of the tab's session. The action buttons
 //   (Summarize, Translate, …) send `run_action`: the worker applies it to the run's
 //   selection (which stays in the worker) and replies with the new run, which the panel
-//   then shows instead (the worker moves the Port's events to it too). A snapshot is asked on every
+//   then shows instead (the worker moves the Port's events to it too, and notes the run for
+//   the panel's Port after a restart of the worker, background.js). A snapshot is asked on every
 //   (re)connect (the port drops when the worker stops, and the reconnect wakes it), and
 //   events apply in (rev, seq) order on top of it, as in the popup's view-state.js.
 // - Model output is untrusted: only textContent, never innerHTML.

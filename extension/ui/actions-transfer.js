@@ -2,10 +2,27 @@
 // Options, section "Actions": "Export actions" downloads the list as it is shown (a JSON
 // file: the saved record's shape, version included); "Import actions" reads a file through
 // the worker (`import_actions`: parsed, migrated and checked in Rust, nothing saved) and
-// shows every template in a dialog, since a template is an instruction to the model; only
+// shows in a dialog Translate's language, where each action shows and every template (a
+// template is an instruction to the model, and so is the language); only
 // "Import" there puts the list in the section and saves it.
 
 import { REQUESTS } from '../protocol.gen.js';
+
+/** The largest file Import reads (the worker refuses a longer text too). */
+export const MAX_IMPORT_BYTES = 256 * 1024;
+
+/**
+ * Where an imported action shows, as the dialog says it: "Hidden", or the places it is in.
+ * @param {import('../protocol.gen.js').ActionDef} action
+ * @returns {string}
+ */
+export function placesOf(action) {
+  if (action.hidden) return 'Hidden: shown nowhere.';
+  const places = [['menu', 'the context menu'], ['popup', 'the popup and side panel'], ['panel', 'the in-page panel']]
+    .filter(([where]) => action[where] !== false)
+    .map(([, label]) => label);
+  return places.length ? `Shown in ${places.join(', ')}.` : 'Shown nowhere.';
+}
 
 /** @typedef {import('../protocol.gen.js').ActionsRecord} ActionsRecord */
 
@@ -31,6 +48,10 @@ export function createActionsTransfer({ connection, editor, exportButton, import
     const chosen = file.files?.[0];
     file.value = '';
     if (!chosen) return;
+    if (chosen.size > MAX_IMPORT_BYTES) {
+      setStatus(`This file is too big to be an actions file (${Math.ceil(chosen.size / 1024)} KB, at most 256 KB): choose the file Export actions saved.`, 'error');
+      return;
+    }
     try {
       const reply = await connection.request(REQUESTS.IMPORT_ACTIONS, { text: await chosen.text() });
       if (reply.errors.length) {
@@ -38,17 +59,28 @@ export function createActionsTransfer({ connection, editor, exportButton, import
         return;
       }
       pending = reply.actions;
-      list.replaceChildren(...reply.actions.actions.filter((a) => a.template).map((action) => {
+      // Everything the file changes: Translate's language (it goes into Translate's request),
+      // then each action in order with where it shows and, for the user's, its template.
+      const language = document.createElement('p');
+      language.className = 'import-language';
+      const target = reply.actions.target_language?.trim();
+      language.textContent = target ? `Translate translates into: ${target}` : "Translate translates into the browser's language.";
+      list.replaceChildren(language, ...reply.actions.actions.map((action) => {
         const item = document.createElement('div');
         item.className = 'import-item';
         const name = document.createElement('h3');
         name.textContent = action.name;
-        const template = document.createElement('pre');
-        template.textContent = action.template;
-        item.append(name, template);
+        const places = document.createElement('p');
+        places.className = 'import-places';
+        places.textContent = placesOf(action);
+        item.append(name, places);
+        if (action.template) {
+          const template = document.createElement('pre');
+          template.textContent = action.template;
+          item.append(template);
+        }
         return item;
       }));
-      if (!list.children.length) list.textContent = 'Only the built-in actions (their order and where they show).';
       dialog.showModal();
     } catch (err) {
       setStatus(err.message || 'The file could not be read.', 'error');

@@ -11,6 +11,8 @@ globalThis.klExplainFromTab = explainFromTab;
 globalThis.klRunActionFromTab = actionFromTab;
 // The action a keyboard command slot (action-1 … action-3) runs now.
 globalThis.klCommandAction = commandAction;
+// What a save of the actions in Options does to the menu (rebuilds it from the saved list).
+globalThis.klRefreshMenus = refreshMenus;
 // What chrome.contextMenus.create and update received, in order (Chrome has no API that
 // lists a menu's entries): [method, properties] pairs, reset by each removeAll.
 globalThis.__klMenus = [];

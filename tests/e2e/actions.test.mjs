@@ -6,7 +6,8 @@
 //   through the popup's buttons beside "Explain selection": the request to the model server
 //   holds the action's template (src/actions/<id>.tpl) with the selection and its paragraph;
 // - the in-page panel's "Summarize" runs on the selection its run kept in the worker, and the
-//   panel follows the new run;
+//   panel follows the new run, also when the worker stops during it (the worker notes the run
+//   a panel follows in chrome.storage.session; Stop stops it);
 // - a custom action made in Options (section "Actions") is offered in the popup, the menu
 //   and the in-page panel, and runs its own template with the selection fenced; an invalid template is
 //   refused with its message beside the field, and Save saves nothing;
@@ -21,7 +22,9 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { openOptions, openPopup, optionsStatus, screenshot, tabIdOf, waitUntil } from './support/browser.mjs';
+import {
+  openOptions, openPopup, optionsStatus, screenshot, stopServiceWorker, tabIdOf, waitForWorkerRunning, waitUntil, workerBootId,
+} from './support/browser.mjs';
 import { startHarness } from './support/harness.mjs';
 import { panelFrame } from './support/panel.mjs';
 import { checkAccessibleNames, waitForRunEnd } from './support/popup.mjs';
@@ -95,6 +98,17 @@ test('the context menu is a submenu "KnowledgeLens" with the built-in actions', 
   );
 });
 
+test('two rebuilds of the menu at once (two quick saves) leave it built once, not interleaved', async () => {
+  const { kl } = harness;
+  const menus = await kl.worker.evaluate(async () => {
+    await Promise.all([globalThis.klRefreshMenus(), globalThis.klRefreshMenus(), globalThis.klRefreshMenus()]);
+    return globalThis.__klMenus;
+  });
+  // Each rebuild starts with removeAll (which empties the record): the last one's creates only.
+  const ids = menus.filter(([method]) => method === 'create').map(([, props]) => props.id);
+  assert.deepEqual(ids, ['knowledgelens', 'knowledgelens-action:explain', ...ACTIONS.map(([id]) => `knowledgelens-action:${id}`)]);
+});
+
 test('each built-in action through the menu entry point sends its template with the selection and context', async () => {
   const { page, tabId } = await selectedTab();
   const popup = await openPopup(harness.kl.context, harness.kl.extId, tabId);
@@ -151,6 +165,76 @@ test('the in-page panel runs another action on its selection and follows the new
   await waitUntil(async () => (await answer()).includes('Agnes blamed salt.'), { timeout: 30_000, message: () => `the panel to follow the new run\n${describe()}` });
   await waitUntil(async () => (await frame.locator('.status').textContent()) === 'Done.', { message: 'the new run done' });
   await page.close();
+});
+
+test('after a worker restart the in-page panel still follows and stops the run its action started', async () => {
+  const { kl, llm } = harness;
+  const { page, tabId } = await selectedTab();
+  llm.script({ content: 'Salt spray cracked the lenses.' });
+  assert.deepEqual(await kl.worker.evaluate((tab) => globalThis.klExplainFromTab(tab, 'menu'), tabId), { ok: true });
+  const text = async (selector) => (await panelFrame(page)?.locator(selector).textContent().catch(() => '')) ?? '';
+  await waitUntil(async () => (await text('.status')) === 'Done.', { timeout: 30_000, message: () => `the explanation\n${describe()}` });
+  const frame = panelFrame(page);
+  const opened = new URL(frame.url()).searchParams;
+  const openedRun = Number(opened.get('run'));
+
+  // Summarize's model requests wait until the test lets each one go; the one Stop makes (for
+  // the best short answer so far) is answered at once.
+  const held = [];
+  const stopping = (body) => String(body.messages.filter((m) => m.role === 'user').at(-1)?.content).startsWith('The user asked you to stop');
+  llm.respondWith((body) => (stopping(body) ? { content: 'Stopped short.' } : new Promise((reply) => held.push({ body, reply }))));
+  try {
+    const summarize = frame.getByRole('button', { name: 'Summarize', exact: true });
+    await waitUntil(() => summarize.isEnabled(), { message: 'Summarize enabled' });
+    await summarize.click();
+    await waitUntil(() => held.length === 1, { timeout: 30_000, message: () => `the Summarize request\n${describe()}` });
+    // The worker noted the run the panel follows now (the frame's address, which the Port's
+    // sender gives, still names the opening run).
+    const followedOf = () => kl.worker.evaluate(async (tab) =>
+      (await chrome.storage.session.get(`panel-runs:${tab}`))[`panel-runs:${tab}`] ?? null, tabId);
+    const noted = await followedOf();
+    const followed = noted?.[openedRun];
+    assert.ok(Number.isInteger(followed) && followed > openedRun, `noted ${JSON.stringify(noted)}, opened ${openedRun}`);
+    assert.equal(new URL(frame.url()).searchParams.get('run'), String(openedRun));
+    await waitUntil(async () => (await text('.status')) === 'Thinking…', { message: 'the Summarize run going' });
+
+    // The worker stops while the Summarize run waits for its model; the panel reconnects,
+    // which wakes it, and the run goes on where it was.
+    const before = await workerBootId(kl.context);
+    await stopServiceWorker(kl.context);
+    held.shift().reply({ content: 'Lost with the old worker.' });
+    assert.notEqual(await waitForWorkerRunning(kl.context, { timeout: 60_000 }), before, 'the worker did not restart');
+    await waitUntil(() => held.length === 1, { timeout: 60_000, message: () => `the resumed Summarize request\n${describe()}` });
+    // The restarted worker reads the run the panel follows from its note: the panel shows it going on
+    // (not "This explanation was followed by another question…").
+    let shown = '';
+    await waitUntil(async () => (shown = await text('.status')) === 'Thinking…', { message: () => `the panel on the resumed run (it says "${shown}")\n${describe()}` });
+    const stop = frame.getByRole('button', { name: 'Stop', exact: true });
+    await waitUntil(() => stop.isVisible(), { message: 'Stop shown while the run goes on' });
+    await screenshot(page, 'panel-after-restart.png');
+    await stop.click();
+    await waitUntil(async () => (shown = await text('.status')) === 'Stopped.', { timeout: 30_000, message: () => `Stopped. (it says "${shown}")\n${describe()}` });
+    assert.equal(await text('.answer'), 'Stopped short.');
+    held.splice(0).forEach((h) => h.reply({ content: 'Too late.' }));
+
+    // The panel goes on following: another action from it, which now completes.
+    llm.respondWith(null);
+    llm.script({ content: 'Agnes blamed salt, after the restart.' });
+    const define = frame.getByRole('button', { name: 'Define', exact: true });
+    await waitUntil(() => define.isEnabled(), { message: 'Define enabled after the stop' });
+    await define.click();
+    await waitUntil(async () => (await text('.answer')).includes('Agnes blamed salt, after the restart.'),
+      { timeout: 30_000, message: () => `the Define answer\n${describe()}` });
+    await waitUntil(async () => (await text('.status')) === 'Done.', { message: 'Define done' });
+    assert.ok((await followedOf())[openedRun] > followed, 'the run of Define noted');
+    // Closing the tab deletes the note.
+    await page.close();
+    await waitUntil(async () => (await followedOf()) === null, { message: 'the note deleted with the tab' });
+  } finally {
+    llm.respondWith(null);
+    held.splice(0).forEach((h) => h.reply({ content: 'Too late.' }));
+    if (!page.isClosed()) await page.close();
+  }
 });
 
 test('a custom action made in Options is offered in the popup and the menu, and runs its template', async () => {
@@ -255,10 +339,29 @@ test('Export actions then Import actions, after a confirmation that shows the te
   await options.locator('#import-file').setInputFiles(path);
   const dialog = options.getByRole('dialog', { name: 'Import these actions?' });
   await waitUntil(() => dialog.isVisible(), { message: 'the import confirmation' });
-  assert.match(await dialog.textContent(), /Quiz me\s*Ask me one question about \{\{selection\}\} \(from \{\{title\}\}\)\./);
+  assert.match(await dialog.textContent(), /Quiz me\s*Shown in [^.]*\.\s*Ask me one question about \{\{selection\}\} \(from \{\{title\}\}\)\./);
   await screenshot(options, 'options-import-confirm.png');
+  assert.match(await dialog.textContent(), /Translate translates into the browser's language\./);
+  assert.match(await dialog.textContent(), /Define\s*Shown in the context menu, the popup and side panel, the in-page panel\./);
   await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
   assert.equal(JSON.parse((await kl.worker.evaluate(() => chrome.storage.local.get('actions'))).actions).actions.length, 5);
+
+  // The confirmation shows what else a file changes: Translate's language (it goes into
+  // Translate's request), a hidden action, one kept out of a place.
+  const changed = join(dir, 'changed.json');
+  const edited = structuredClone(exported);
+  edited.target_language = 'Welsh';
+  edited.actions.find((a) => a.name === 'Define').hidden = true;
+  edited.actions.find((a) => a.name === 'Simplify').menu = false;
+  await writeFile(changed, JSON.stringify(edited));
+  await options.locator('#import-file').setInputFiles(changed);
+  await waitUntil(() => dialog.isVisible(), { message: 'the confirmation of the changed file' });
+  const shown = await dialog.textContent();
+  assert.match(shown, /Translate translates into: Welsh/);
+  assert.match(shown, /Define\s*Hidden: shown nowhere\./);
+  assert.match(shown, /Simplify\s*Shown in the popup and side panel, the in-page panel\./);
+  await screenshot(options, 'options-import-confirm-changed.png');
+  await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
   await options.locator('#import-file').setInputFiles(path);
   await waitUntil(() => dialog.isVisible(), { message: 'the import confirmation again' });
   await dialog.getByRole('button', { name: 'Import', exact: true }).click();
@@ -271,7 +374,14 @@ test('Export actions then Import actions, after a confirmation that shows the te
   const junk = join(dir, 'junk.json');
   await writeFile(junk, '{"version": 9, "actions": []}');
   await options.locator('#import-file').setInputFiles(junk);
-  assert.match(await optionsStatus(options, { not: ['Imported and saved.'] }), /newer version of KnowledgeLens \(schema 9\)/);
+  const refused = await optionsStatus(options, { not: ['Imported and saved.'] });
+  assert.match(refused, /newer version of KnowledgeLens \(schema 9\)/);
+  // A file over 256 KB is refused before it is read.
+  const big = join(dir, 'big.json');
+  await writeFile(big, `{"version": 1, "actions": [], "pad": "${'x'.repeat(300 * 1024)}"}`);
+  await options.locator('#import-file').setInputFiles(big);
+  assert.equal(await optionsStatus(options, { not: [refused] }),
+    'This file is too big to be an actions file (301 KB, at most 256 KB): choose the file Export actions saved.');
   await options.close();
 });
 

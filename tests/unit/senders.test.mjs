@@ -49,6 +49,8 @@ test('the panel Port: our panel document in a frame of the tab it names, with it
   const dynamic = 'chrome-extension://0f1e2d3c-aaaa-bbbb-cccc-000000000000';
   assert.deepEqual(panelRun({ id: ID, url: `${dynamic}/panel.html?tab=3&run=2`, tab: { id: 3 }, frameId: 5 }, runtime), { tabId: 3, run: 2 });
   assert.deepEqual(panelRun({ id: ID, url: `chrome-extension://${ID}/panel.html?tab=3&run=0`, tab: { id: 3 }, frameId: 1 }, runtime), { tabId: 3, run: 0 });
+  // A panel that follows the run its action started names it in `run` (panel-frame.js follow).
+  assert.deepEqual(panelRun({ id: ID, url: `chrome-extension://${ID}/panel.html?tab=3&run=7&key=k&opened=2`, tab: { id: 3 }, frameId: 1 }, runtime), { tabId: 3, run: 7 });
   const refused = [
     undefined,
     // A content script (the page's URL), another extension's panel, another page of ours.
