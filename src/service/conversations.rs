@@ -86,11 +86,19 @@ impl Service {
         }
     }
 
-    /// Deletes every archived conversation.
+    /// Deletes every archived conversation, and the pages kept for questions across pages
+    /// but those a conversation uses now.
     pub(super) async fn clear_history(&self) -> Result<ClearedReply, ApiError> {
-        let cleared = state::clear_archived(self.ports.sessions.as_ref())
+        let store = self.ports.sessions.as_ref();
+        let cleared = state::clear_archived(store)
             .await
             .map_err(|e| ApiError::storage("clear the history", e))?;
+        let in_use = state::pages_in_use(store)
+            .await
+            .map_err(|e| ApiError::storage("clear the pages read earlier", e))?;
+        state::read_pages::clear_except(store, &in_use)
+            .await
+            .map_err(|e| ApiError::storage("clear the pages read earlier", e))?;
         Ok(ClearedReply { cleared })
     }
 }

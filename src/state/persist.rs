@@ -424,6 +424,17 @@ pub async fn delete_session(store: &dyn StateStore, session: &str) -> Result<(),
     store.remove(keys).await
 }
 
+/// The kept pages (questions across pages) that some stored session's conversation uses.
+pub async fn pages_in_use(store: &dyn StateStore) -> Result<Vec<u64>, StoreError> {
+    let mut used = Vec::new();
+    for key in store.keys(SESSION_PREFIX).await? {
+        if let Some(Ok((s, _))) = store.get(&key).await?.map(|text| decode_head(&text)) {
+            used.extend(s.protected_pages());
+        }
+    }
+    Ok(used)
+}
+
 /// Frees space by deleting the least recently updated session whose run is not going on
 /// (never `keep`). Returns whether one was deleted.
 pub async fn drop_oldest_finished(store: &dyn StateStore, keep: &str) -> Result<bool, StoreError> {

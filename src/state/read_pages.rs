@@ -320,6 +320,32 @@ pub async fn drop_least_used(
     Ok(true)
 }
 
+/// Removes every kept page but those `protected` names (the pages conversations use now):
+/// what "Clear history" clears besides History. Returns how many went; an index of a newer
+/// version is left alone.
+pub async fn clear_except(store: &dyn StateStore, protected: &[u64]) -> Result<usize, StoreError> {
+    let mut index = load_index(store).await?;
+    if index.version > READ_PAGES_VERSION {
+        return Ok(0);
+    }
+    let mut gone: Vec<String> = store.keys(READ_PAGE_PREFIX).await?;
+    gone.retain(|k| !protected.iter().any(|id| *k == read_page_key(*id)));
+    let count = index
+        .pages
+        .iter()
+        .filter(|p| !protected.contains(&p.id))
+        .count();
+    index.pages.retain(|p| protected.contains(&p.id));
+    store.remove(gone).await?;
+    store
+        .set(vec![(
+            READ_PAGES_KEY.to_string(),
+            kljson::to_string(&index),
+        )])
+        .await?;
+    Ok(count)
+}
+
 /// The pages kept, most recently read first.
 pub async fn list(store: &dyn StateStore) -> Result<Vec<ReadPage>, StoreError> {
     // The index lists them in the order kept (a page read again moves to the end); one

@@ -774,7 +774,9 @@ mod through_the_service {
             &h,
             json!({"id": 2, "type": "read_pages", "session": "tab:4"}),
         );
-        let id = list["data"]["pages"][0]["id"].as_u64().expect("Leaves is listed");
+        let id = list["data"]["pages"][0]["id"]
+            .as_u64()
+            .expect("Leaves is listed");
         let added = call(
             &h,
             json!({"id": 3, "type": "add_pages", "session": "tab:4", "pages": [id]}),
@@ -797,5 +799,50 @@ mod through_the_service {
         assert!(text.contains("could not be read"), "{text}");
         assert!(text.contains("maple leaves turn crimson"), "{text}");
         assert!(text.contains("[p101]"), "{text}");
+    }
+
+    /// "Clear history" also clears the pages kept for questions across pages, but not one a
+    /// conversation uses now.
+    #[test]
+    fn clear_history_clears_the_pages_read_but_those_in_use() {
+        let h = harness(vec![Reply::text("Crimson."), Reply::text("Twice a day.")]);
+        for (tab, question) in [(1, "What colour?"), (2, "How often?")] {
+            let reply = call(
+                &h,
+                json!({"id": 1, "type": "ask", "session": format!("tab:{tab}"), "tab_id": tab, "question": question}),
+            );
+            assert_eq!(reply["ok"], true, "{reply}");
+        }
+        let kept =
+            futures::executor::block_on(read_pages::list(h.sessions.as_ref())).expect("list");
+        assert_eq!(kept.len(), 2);
+        let leaves = kept
+            .iter()
+            .find(|p| p.title == "Leaves")
+            .expect("Leaves")
+            .id;
+        let added = call(
+            &h,
+            json!({"id": 2, "type": "add_pages", "session": "tab:4", "pages": [leaves]}),
+        );
+        assert_eq!(added["ok"], true, "{added}");
+        let cleared = call(&h, json!({"id": 3, "type": "clear_history"}));
+        assert_eq!(cleared["ok"], true, "{cleared}");
+        let left: Vec<String> = futures::executor::block_on(read_pages::list(h.sessions.as_ref()))
+            .expect("list")
+            .into_iter()
+            .map(|p| p.title)
+            .collect();
+        assert_eq!(
+            left,
+            ["Leaves"],
+            "only the page tab 4's conversation uses stays"
+        );
+        assert!(!h
+            .sessions
+            .data
+            .borrow()
+            .iter()
+            .any(|(k, v)| k.starts_with("read:page:") && v.contains("The moon pulls")));
     }
 }
